@@ -1,0 +1,24 @@
+"""hybridgraph.nd: MXNet's imperative NDArray API on numpy (CPU) and cupy (GPU)."""
+from __future__ import annotations
+
+import types as _types
+
+from . import autograd, ops  # noqa: F401 - importing ops registers every operator
+from .backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
+from .creation import arange, array, empty, eye, from_numpy, full, linspace, ones, zeros
+from .dispatch import OpNamespace, make_nd_function
+from .errors import MXNetError
+from .frontend import install as _install
+from .ndarray import NDArray, install_operators as _install_operators
+
+_internal = _types.ModuleType("hybridgraph.nd._internal", "Every registered operator, by any name.")
+op = _internal
+#: the namespace gradient rules receive as F when running eagerly
+ops_namespace = OpNamespace(make_nd_function)
+
+_install_operators()
+_install(globals(), _internal, NDArray)
+
+__all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
+           "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_numpy",
+           "autograd", "MXNetError"]

@@ -1,0 +1,265 @@
+"""Operator attribute schemas: parse MXNet's attribute strings, print them back.
+
+MXNet stores every attribute as a string (`"128"`, `"True"`, `"(3, 3)"`,
+`"None"`); only the attributes a user passed are written to JSON. An `Attrs`
+keeps those original strings (for exact JSON round trips) next to the parsed
+values the kernels read as plain attributes (`a.num_hidden`).
+"""
+from __future__ import annotations
+
+import ast
+import math
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .errors import AttrError
+
+REQUIRED = object()
+
+
+def _strip_long(text: str) -> str:
+    """Python-2-era exports write `8L`; drop the suffix."""
+    return text.replace("L", "") if "L" in text and not any(c.isalpha() and c != "L" for c in text) else text
+
+
+def parse_bool(v: Any) -> bool:
+    if isinstance(v, (bool, np.bool_)):
+        return bool(v)
+    if isinstance(v, (int, np.integer)):
+        return bool(v)
+    s = str(v).strip()
+    if s in ("True", "true", "1"):
+        return True
+    if s in ("False", "false", "0"):
+        return False
+    raise ValueError(f"expected a boolean (True/False/1/0), got {v!r}")
+
+
+def parse_int(v: Any) -> int:
+    if isinstance(v, (bool, np.bool_)):
+        return int(v)
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    s = _strip_long(str(v).strip())
+    try:
+        return int(s)
+    except ValueError:
+        f = float(s)
+        if f.is_integer():
+            return int(f)
+        raise ValueError(f"expected an integer, got {v!r}") from None
+
+
+def parse_float(v: Any) -> float:
+    if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
+        return float(v)
+    s = str(v).strip()
+    low = s.lower()
+    if low in ("inf", "+inf", "infinity"):
+        return math.inf
+    if low in ("-inf", "-infinity"):
+        return -math.inf
+    if low == "nan":
+        return math.nan
+    return float(s)
+
+
+def _parse_seq(v: Any) -> list:
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    if isinstance(v, (int, np.integer)):
+        return [int(v)]
+    s = _strip_long(str(v).strip())
+    if s in ("", "()", "[]"):
+        return []
+    try:
+        val = ast.literal_eval(s)
+    except (ValueError, SyntaxError) as exc:
+        raise ValueError(f"expected a tuple like (3, 3), got {v!r}") from exc
+    if isinstance(val, (list, tuple)):
+        return list(val)
+    return [val]
+
+
+def parse_shape(v: Any) -> tuple:
+    """A tuple of ints; `None` entries stay (slice begin/end allow them)."""
+    return tuple(None if x is None else parse_int(x) for x in _parse_seq(v))
+
+
+def parse_float_tuple(v: Any) -> tuple:
+    return tuple(parse_float(x) for x in _parse_seq(v))
+
+
+def parse_dtype(v: Any) -> Any:
+    if v is None or (isinstance(v, str) and v.strip() == "None"):
+        return None
+    if isinstance(v, str):
+        return np.dtype(v.strip()).name
+    return np.dtype(v).name
+
+
+def format_value(v: Any) -> str:
+    """`str()` of a Python value, as MXNet's Python front end writes attributes."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, type) and issubclass(v, np.generic):
+        return np.dtype(v).name
+    if isinstance(v, (np.integer, np.floating, np.bool_)):
+        return str(v.item())
+    return str(v)
+
+
+class Attr:
+    """One attribute of an operator: how to parse it, its default, its doc."""
+
+    __slots__ = ("parse", "default", "doc", "choices", "optional", "type_name", "fmt")
+
+    def __init__(self, parse: Callable[[Any], Any] | str, default: Any = REQUIRED, doc: str = "",
+                 choices: Iterable[str] | None = None, optional: bool | None = None,
+                 fmt: Callable[[Any], str] | None = None):
+        if isinstance(parse, str):
+            parse = _NAMED[parse]
+        self.parse = parse
+        self.default = default
+        self.doc = doc
+        self.choices = tuple(choices) if choices is not None else None
+        # an attribute whose default is None accepts the string "None"
+        self.optional = (default is None) if optional is None else optional
+        self.type_name = _TYPE_NAMES.get(parse, getattr(parse, "__name__", "any"))
+        self.fmt = fmt or format_value
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+    def convert(self, value: Any) -> Any:
+        if value is None or (isinstance(value, str) and value.strip() == "None"):
+            if self.optional:
+                return None
+            raise ValueError("None is not allowed here")
+        out = self.parse(value)
+        if self.choices is not None and out not in self.choices:
+            raise ValueError(f"expected one of {list(self.choices)}, got {value!r}")
+        return out
+
+
+_NAMED = {"int": parse_int, "float": parse_float, "bool": parse_bool, "str": str,
+          "shape": parse_shape, "floats": parse_float_tuple, "dtype": parse_dtype,
+          "any": lambda v: v}
+_TYPE_NAMES = {parse_int: "int", parse_float: "float", parse_bool: "boolean", str: "string",
+               parse_shape: "Shape(tuple)", parse_float_tuple: "tuple of float",
+               parse_dtype: "dtype"}
+
+
+class Attrs:
+    """Parsed attribute values (read as `a.name`) plus the strings given."""
+
+    __slots__ = ("_values", "_given", "_key")
+
+    def __init__(self, values: dict, given: dict):
+        self._values = values
+        self._given = given
+        self._key = None
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._values.get(name, default)
+
+    @property
+    def given(self) -> dict:
+        """The attributes that were passed, as MXNet's strings, in order."""
+        return self._given
+
+    def values(self) -> dict:
+        return dict(self._values)
+
+    def key(self) -> tuple:
+        """A hashable identity (for caching and common-subexpression elimination)."""
+        if self._key is None:
+            self._key = tuple(sorted(self._given.items()))
+        return self._key
+
+    def replace(self, schema: "AttrSchema", **changes: Any) -> "Attrs":
+        given = dict(self._given)
+        given.update({k: format_value(v) for k, v in changes.items()})
+        return schema.parse(given)
+
+    def __repr__(self) -> str:
+        return f"Attrs({self._given})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Attrs) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+
+class AttrSchema:
+    """The ordered attribute declarations of one operator."""
+
+    def __init__(self, op_name: str, attrs: dict[str, Attr], allow_extra: bool = False,
+                 ignored: Iterable[str] = ()):
+        self.op_name = op_name
+        self.attrs = attrs
+        self.allow_extra = allow_extra
+        self.ignored = frozenset(ignored)  # accepted and kept, not used (e.g. workspace)
+        self._default_cache: Attrs | None = None
+
+    def parse_lenient(self, given: dict) -> Attrs:
+        """Best-effort parse (no errors, missing required values are None), used only
+        to learn an operator's input names before its attributes are complete."""
+        values = {k: (None if d.required else d.default) for k, d in self.attrs.items()}
+        for k, v in given.items():
+            decl = self.attrs.get(k)
+            if decl is not None:
+                try:
+                    values[k] = decl.convert(v)
+                except (ValueError, TypeError):
+                    pass
+        return Attrs(values, {})
+
+    def parse(self, given: dict) -> Attrs:
+        """Parse user/JSON attributes; raise AttrError naming op, attribute and value."""
+        if not given and self._default_cache is not None:
+            return self._default_cache
+        values = {}
+        strings = {}
+        for k, v in given.items():
+            decl = self.attrs.get(k)
+            if decl is None:
+                if k.startswith("__") and k.endswith("__"):
+                    strings[k] = format_value(v)  # hidden attributes (ctx_group, lr_mult) ride along
+                    continue
+                if k in self.ignored or self.allow_extra:
+                    strings[k] = format_value(v)
+                    values[k] = v
+                    continue
+                raise AttrError(
+                    f"operator {self.op_name}: unknown attribute {k!r} (value {v!r}); "
+                    f"expected one of {sorted(self.attrs) + sorted(self.ignored)}")
+            try:
+                values[k] = decl.convert(v)
+            except (ValueError, TypeError) as exc:
+                raise AttrError(f"operator {self.op_name}: attribute {k!r} expected "
+                                f"{decl.type_name}, got {v!r}: {exc}") from None
+            strings[k] = v if isinstance(v, str) else decl.fmt(v)
+        for k, decl in self.attrs.items():
+            if k not in values:
+                if decl.required:
+                    raise AttrError(f"operator {self.op_name}: required attribute {k!r} is missing "
+                                    f"({decl.type_name}: {decl.doc})")
+                values[k] = decl.default
+        out = Attrs(values, strings)
+        if not given:
+            self._default_cache = out
+        return out

@@ -1,0 +1,73 @@
+"""Array creation helpers with MXNet's signatures (`nd.array`, `nd.zeros`, ...)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .backend import Context, as_dtype, current_context, to_numpy
+from .dispatch import invoke
+from .ndarray import NDArray
+from .registry import get_op
+
+
+def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    """An NDArray copied from any array-like (float32 unless the source is an NDArray
+    or dtype says otherwise, as MXNet)."""
+    ctx = ctx or current_context()
+    if isinstance(source_array, NDArray):
+        src = to_numpy(source_array._data)
+        dtype = source_array.dtype if dtype is None else dtype
+    else:
+        src = source_array
+        dtype = np.float32 if dtype is None else dtype
+    data = np.array(src, dtype=as_dtype(dtype))
+    return NDArray._wrap(ctx.xp.asarray(data), ctx)
+
+
+def _creation(op: str, ctx, dtype, **attrs) -> NDArray:
+    attrs["ctx"] = ctx or current_context()
+    attrs["dtype"] = as_dtype(dtype).name
+    return invoke(get_op(op), [], attrs)
+
+
+def _shape(shape) -> tuple:
+    return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
+
+
+def zeros(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
+    return _creation("_zeros", ctx, dtype, shape=_shape(shape))
+
+
+def ones(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
+    return _creation("_ones", ctx, dtype, shape=_shape(shape))
+
+
+def full(shape, val, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:
+    res = _creation("_full", ctx, dtype, shape=_shape(shape), value=float(val))
+    if out is not None:
+        out[:] = res
+        return out
+    return res
+
+
+def empty(shape, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    return _creation("_empty", ctx, dtype, shape=_shape(shape))
+
+
+def arange(start, stop=None, step=1.0, repeat=1, infer_range=None, ctx: Context | None = None,
+           dtype: Any = None) -> NDArray:
+    return _creation("_arange", ctx, dtype, start=start, stop=stop, step=step, repeat=repeat)
+
+
+def linspace(start, stop, num, endpoint=True, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+    return _creation("_linspace", ctx, dtype, start=start, stop=stop, num=num, endpoint=endpoint)
+
+
+def eye(N, M=0, k=0, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:  # noqa: N803
+    return _creation("_eye", ctx, dtype, N=N, M=M, k=k)
+
+
+def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
+    """Wrap a numpy array (shares memory when zero_copy, as MXNet's from_numpy)."""
+    return NDArray._wrap(ndarray if zero_copy else ndarray.copy(), current_context())

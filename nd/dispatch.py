@@ -1,0 +1,276 @@
+"""Calling operators: argument binding, the eager path, and the symbolic seam.
+
+`invoke` is the single entry for every operator call from the `nd` front end
+and NDArray methods. Inputs that are symbolic (Symbols, tracers) are routed to
+the handler the symbol package installs (`set_symbolic_invoke`), so `nd` never
+imports `symbol`. Front-end functions are generated from the registry with the
+attribute schema as their signature and docstring.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable
+
+from . import autograd
+from .attrs import Attrs
+from .backend import Context, current_context
+from .errors import AttrError, AutogradError, MXNetError
+from .registry import ZERO_GRAD, OpDef, all_names, get_op
+
+_symbolic_invoke: Callable | None = None
+
+
+def set_symbolic_invoke(fn: Callable) -> None:
+    """Install the handler that turns an op call on symbolic inputs into a graph node.
+
+    Called with `(op, inputs, given_attrs, name, extra_kwargs)`.
+    """
+    global _symbolic_invoke
+    _symbolic_invoke = fn
+
+
+def is_symbolic(x: Any) -> bool:
+    return getattr(x, "_is_symbolic", False)
+
+
+def is_array_like(x: Any) -> bool:
+    """NDArrays, Symbols and tracers: things that fill an operator's input slot."""
+    return hasattr(x, "_is_symbolic")
+
+
+# -- argument binding -------------------------------------------------------
+
+def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
+    """Split a front-end call into (inputs, given attributes).
+
+    Positional arguments fill the input slots first (while they are arrays),
+    then the attributes in schema order, as MXNet's generated functions do.
+    Missing inputs are None.
+    """
+    given: dict = {}
+    in_kw: dict = {}
+    for k, v in kwargs.items():
+        if k in op.schema.attrs or not (v is None or is_array_like(v) or isinstance(v, (list, tuple)) and v and all(is_array_like(e) for e in v)):
+            given[k] = v
+        else:
+            in_kw[k] = v
+    if op.key_var_num_args:
+        data = list(args)
+        for k in list(in_kw):
+            v = in_kw.pop(k)
+            data.extend(v if isinstance(v, (list, tuple)) else [v])
+        given.setdefault(op.key_var_num_args, len(data))
+        for k, v in in_kw.items():
+            given[k] = v
+        return data, given
+    names = op.input_names(op.schema.parse_lenient(given))
+    bound = dict(in_kw)
+    slot = 0
+    attr_order = [k for k in op.schema.attrs if k not in given]
+    for a in args:
+        while slot < len(names) and names[slot] in bound:
+            slot += 1
+        if slot < len(names) and (a is None or is_array_like(a)):
+            bound[names[slot]] = a
+            slot += 1
+        else:
+            if not attr_order:
+                raise AttrError(f"operator {op.name}: too many positional arguments ({len(args)})")
+            given[attr_order.pop(0)] = a
+    names = op.input_names(op.schema.parse_lenient(given))
+    extra = set(bound) - set(names)
+    if extra:
+        raise AttrError(f"operator {op.name}: unexpected input(s) {sorted(extra)}; "
+                        f"its inputs are {list(names)}")
+    return [bound.get(n) for n in names], given
+
+
+# -- the eager path ----------------------------------------------------------
+
+def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
+    """Run a registry gradient rule eagerly (the tape's grad_fn for registry ops)."""
+    from . import ops_namespace  # noqa: PLC0415 - generated lazily
+    if op.gradient is None:
+        raise AutogradError(f"operator {op.name} is not differentiable: it has no gradient "
+                            "rule. Compute it outside autograd.record() or use BlockGrad.")
+    if op.gradient == ZERO_GRAD:
+        return [ops_namespace.zeros_like(x) for x in inputs]
+    return list(op.gradient(ops_namespace, attrs, inputs, outputs, ograds))
+
+
+def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: str | None = None,
+           extra: dict | None = None):
+    """Call an operator on NDArrays (or route symbolic inputs to the graph builder)."""
+    for x in inputs:
+        if x is not None and x._is_symbolic:
+            if _symbolic_invoke is None:
+                raise MXNetError("symbolic inputs need the symbol package (import symbol)")
+            return _symbolic_invoke(op, inputs, given, name, extra or {})
+    attrs = given if isinstance(given, Attrs) else parse_cached(op, given)
+    for i, x in enumerate(inputs):
+        if x is None:
+            raise AttrError(f"operator {op.name}: input {op.input_names(attrs)[i]!r} is missing; "
+                            f"expected inputs {list(op.input_names(attrs))}")
+    return run_eager(op, attrs, inputs, out)
+
+
+def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
+    """Execute the kernel on concrete NDArrays and record it when needed."""
+    from .ndarray import NDArray  # noqa: PLC0415 - cycle
+    if inputs:
+        ctx = inputs[0]._ctx
+        for x in inputs:
+            if x._ctx != ctx:
+                raise MXNetError(f"operator {op.name}: inputs live on different contexts "
+                                 f"({ctx} and {x._ctx}); use as_in_context() first")
+    else:
+        ctx = attrs.get("ctx") or current_context()
+        if not isinstance(ctx, Context):
+            ctx = Context(ctx)
+    rec, train = autograd._STATE.get()
+    res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+    nvis = op.num_visible_outputs(attrs)
+    outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
+    if rec and autograd.needs_record(inputs):
+        node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs), inputs, res,
+                                 op.name, loss=op.loss)
+        for i, o in enumerate(outs):
+            o._ag = (node, i)
+    if out is not None:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        for t, o in zip(targets, outs):
+            t._data[...] = o._data
+            t._ag = o._ag
+        return out
+    return outs[0] if nvis == 1 else outs
+
+
+_ATTR_CACHE: dict = {}
+
+
+def parse_cached(op: OpDef, given: dict) -> Attrs:
+    """Parse attributes, memoised for hashable argument sets (the eager hot path)."""
+    if not given:
+        return op.schema.parse(given)
+    try:
+        key = (op.name, tuple(given.items()))
+        hit = _ATTR_CACHE.get(key)
+    except TypeError:
+        return op.schema.parse(given)
+    if hit is None:
+        hit = op.schema.parse(given)
+        if len(_ATTR_CACHE) > 4096:
+            _ATTR_CACHE.clear()
+        _ATTR_CACHE[key] = hit
+    return hit
+
+
+# -- generated front-end functions ------------------------------------------
+
+def op_signature(op: OpDef, extra: tuple[str, ...]) -> inspect.Signature:
+    """The Python signature of a generated function: inputs, attributes, extras."""
+    P = inspect.Parameter
+    params = []
+    if op.key_var_num_args:
+        params.append(P("data", P.VAR_POSITIONAL))
+    else:
+        try:
+            names = op.input_names(op.schema.parse_lenient({}))
+        except Exception:  # noqa: BLE001 - input lists that need attrs still get a signature
+            names = ()
+        params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in names]
+    kind = P.KEYWORD_ONLY if op.key_var_num_args else P.POSITIONAL_OR_KEYWORD
+    for k, decl in op.schema.attrs.items():
+        default = P.empty if decl.required else decl.default
+        params.append(P(k, kind if default is not P.empty or kind is P.KEYWORD_ONLY else P.KEYWORD_ONLY,
+                        default=default))
+    params = _fix_order(params)
+    params += [P(e, P.KEYWORD_ONLY, default=None) for e in extra]
+    params.append(P("kwargs", P.VAR_KEYWORD))
+    return inspect.Signature(params)
+
+
+def _fix_order(params):
+    """Keep a valid signature: once a parameter is keyword-only, all after it are too."""
+    P = inspect.Parameter
+    out, kw_only = [], False
+    for p in params:
+        if p.kind is P.VAR_POSITIONAL:
+            out.append(p)
+            kw_only = True
+            continue
+        if kw_only or p.kind is P.KEYWORD_ONLY:
+            kw_only = True
+            p = p.replace(kind=P.KEYWORD_ONLY)
+        out.append(p)
+    return out
+
+
+def op_docstring(op: OpDef) -> str:
+    """A numpy-style docstring from the declaration."""
+    lines = [(op.doc or f"The {op.name} operator.").strip(), "", "Parameters", "----------"]
+    try:
+        names = op.input_names(op.schema.parse_lenient({}))
+    except Exception:  # noqa: BLE001
+        names = ()
+    for n in names:
+        lines.append(f"{n} : NDArray or Symbol")
+        lines.append("    Input" + (" (auxiliary state)" if n in op.aux else "") + ".")
+    for k, decl in op.schema.attrs.items():
+        req = "required" if decl.required else f"optional, default={decl.default!r}"
+        choices = f" {{{', '.join(map(repr, decl.choices))}}}" if decl.choices else ""
+        lines.append(f"{k} : {decl.type_name}{choices}, {req}")
+        if decl.doc:
+            lines.append(f"    {decl.doc}")
+    if op.aliases:
+        lines += ["", "Also registered as: " + ", ".join(op.aliases) + "."]
+    return "\n".join(lines)
+
+
+def make_nd_function(op: OpDef, fname: str | None = None) -> Callable:
+    """The eager front-end function of an operator (`nd.FullyConnected`)."""
+
+    def fn(*args, out=None, name=None, **kwargs):
+        inputs, given = bind_call(op, args, kwargs)
+        return invoke(op, inputs, given, out=out, name=name)
+
+    fn.__name__ = fname or op.name
+    fn.__qualname__ = fn.__name__
+    fn.__doc__ = op_docstring(op)
+    fn.__signature__ = op_signature(op, ("out", "name"))
+    fn.op = op
+    return fn
+
+
+class OpNamespace:
+    """Attribute access to every registered operator through one function factory.
+
+    Gradient rules receive one of these as `F`: `F.broadcast_mul(a, b)` runs
+    eagerly for the `nd` namespace and builds graph nodes for the symbol one.
+    """
+
+    def __init__(self, factory: Callable[[OpDef, str], Callable]):
+        self._factory = factory
+        self._cache: dict[str, Callable] = {}
+
+    def __getattr__(self, name: str) -> Callable:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._cache[name]
+        except KeyError:
+            pass
+        names = all_names()
+        if name not in names:
+            raise AttributeError(f"no operator named {name!r}")
+        fn = self._factory(names[name], name)
+        self._cache[name] = fn
+        return fn
+
+    def __dir__(self):
+        return sorted(all_names())
+
+
+def get_function(name: str) -> Callable:
+    return make_nd_function(get_op(name), name)

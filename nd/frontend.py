@@ -1,0 +1,32 @@
+"""Generate the public `nd.X` functions and NDArray methods from the registry."""
+from __future__ import annotations
+
+import types
+
+from .dispatch import make_nd_function
+from .registry import all_names
+
+# method names an NDArray gets from the registry (MXNet's fluent methods), when
+# the op exists; `reshape`, `astype` and friends are written by hand in ndarray.py
+_NOT_FLUENT = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity"}
+
+
+def install(namespace: dict, internal: types.ModuleType, array_cls: type) -> None:
+    """Put a function for every registered name into `namespace` (public names),
+    `internal` (every name, as `nd._internal`), and fluent methods on the array class."""
+    for name, op in all_names().items():
+        fn = make_nd_function(op, name)
+        setattr(internal, name, fn)
+        if name.startswith("_"):
+            continue
+        namespace.setdefault(name, fn)
+        if op.fluent and name.islower() and name not in _NOT_FLUENT and not hasattr(array_cls, name):
+            setattr(array_cls, name, _method(fn))
+
+
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method

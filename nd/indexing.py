@@ -1,0 +1,120 @@
+"""NDArray indexing with MXNet semantics.
+
+Outside autograd recording, basic indexing returns views (as MXNet's slices
+do) and advanced indexing returns copies. While recording, or on symbolic
+arrays, indexing is expressed with registry operators (slice, Reshape, take,
+gather_nd) so gradients flow and graphs stay exportable.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import autograd
+from .dispatch import invoke
+from .errors import MXNetError
+from .registry import get_op
+
+
+def _is_basic(key: Any) -> bool:
+    items = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis for k in items)
+
+
+def _raw_key(key: Any):
+    """Turn NDArray indices into backend integer arrays."""
+    from .ndarray import NDArray  # noqa: PLC0415
+    if isinstance(key, NDArray):
+        d = key._data
+        return d.astype(np.int64) if d.dtype.kind == "f" else d
+    if isinstance(key, tuple):
+        return tuple(_raw_key(k) for k in key)
+    if isinstance(key, list):
+        return np.asarray(key, dtype=np.int64)
+    return key
+
+
+def getitem(x, key):
+    """x[key]: a view for basic indices, a copy for advanced ones; ops while recording."""
+    from .ndarray import NDArray  # noqa: PLC0415
+    if x._is_symbolic or (x._ag is not None and autograd.is_recording()):
+        return _getitem_ops(x, key)
+    res = x._data[_raw_key(key)]
+    if res.ndim == 0:
+        res = res.reshape((1,))  # legacy MXNet has no 0-d results from indexing
+    return NDArray._wrap(res, x._ctx)
+
+
+def _expand_key(shape: tuple, key) -> tuple:
+    items = list(key) if isinstance(key, tuple) else [key]
+    if sum(k is Ellipsis for k in items) > 1:
+        raise IndexError("an index can only have a single ellipsis")
+    n_real = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if n_real > len(shape):
+        raise IndexError(f"too many indices ({n_real}) for an array of shape {shape}")
+    if Ellipsis in items:
+        i = items.index(Ellipsis)
+        items[i:i + 1] = [slice(None)] * (len(shape) - n_real)
+    else:
+        items += [slice(None)] * (len(shape) - n_real)
+    return tuple(items)
+
+
+def _getitem_ops(x, key):
+    if not _is_basic(key):
+        idx = key
+        if isinstance(idx, tuple) and len(idx) == 1:
+            idx = idx[0]
+        from .ndarray import NDArray  # noqa: PLC0415
+        if isinstance(idx, (list, np.ndarray)):
+            idx = NDArray._wrap(x._ctx.xp.asarray(idx, dtype=np.int64), x._ctx)
+        if hasattr(idx, "_is_symbolic"):
+            return invoke(get_op("take"), [x, idx], {"axis": 0})
+        raise MXNetError("advanced indexing other than a single index array on the first axis "
+                         "is not supported while recording or tracing; use take/gather_nd/pick")
+    items = _expand_key(x.shape, key)
+    begin, end, step, out_shape = [], [], [], []
+    axis = 0
+    for k in items:
+        if k is None:
+            out_shape.append(1)
+            continue
+        n = x.shape[axis]
+        if isinstance(k, slice):
+            b, e, s = k.indices(n)
+            begin.append(b)
+            end.append(e if e >= 0 else None)
+            step.append(s)
+            out_shape.append(len(range(b, e, s)))
+        else:
+            k = int(k)
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            k %= n
+            begin.append(k)
+            end.append(k + 1)
+            step.append(1)
+        axis += 1
+    out = invoke(get_op("slice"), [x], {"begin": tuple(begin), "end": tuple(end), "step": tuple(step)})
+    if not out_shape:
+        out_shape = [1]
+    if tuple(out_shape) != tuple(out.shape):
+        out = invoke(get_op("Reshape"), [out], {"shape": tuple(out_shape)})
+    return out
+
+
+def setitem(x, key, value) -> None:
+    """x[key] = value, written into x's buffer (MXNet arrays are mutable)."""
+    from .ndarray import NDArray  # noqa: PLC0415
+    if x._is_symbolic:
+        raise MXNetError("in-place assignment into a symbolic/traced array is not supported")
+    if isinstance(value, NDArray):
+        src = value._data if value._ctx == x._ctx else x._ctx.xp.asarray(value.asnumpy())
+    else:
+        src = x._ctx.xp.asarray(value, dtype=x.dtype)
+    k = _raw_key(key)
+    if isinstance(k, slice) and k == slice(None) and src.shape == x.shape:
+        x._data[...] = src
+    else:
+        x._data[k] = src

@@ -1,0 +1,318 @@
+"""NDArray: a mutable n-dimensional array on a context, with MXNet's semantics.
+
+It wraps one backend array (numpy or cupy) plus its Context. Arithmetic,
+comparisons and method forms all go through the operator registry, so the
+same code records onto the autograd tape and traces into graphs.
+"""
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from . import autograd
+from .backend import Context, as_dtype, current_context, to_numpy
+from .dispatch import invoke, parse_cached, run_eager
+from .errors import MXNetError
+from .registry import get_op
+
+_SCALARS = (numbers.Number, np.number, np.bool_)
+
+
+class NDArray:
+    """An n-dimensional array on a device (MXNet's `mx.nd.NDArray`)."""
+
+    __slots__ = ("_data", "_ctx", "_ag", "__weakref__")
+    _is_symbolic = False
+    __array_priority__ = 1000.0  # numpy defers `np_array + nd_array` to us
+
+    def __init__(self, data: Any, ctx: Context | None = None, dtype: Any = None):
+        ctx = ctx or current_context()
+        xp = ctx.xp
+        if isinstance(data, NDArray):
+            data = data._data
+        self._data = xp.asarray(data, dtype=None if dtype is None else as_dtype(dtype))
+        self._ctx = ctx
+        self._ag = None
+
+    @classmethod
+    def _wrap(cls, data: Any, ctx: Context) -> "NDArray":
+        obj = object.__new__(NDArray)
+        obj._data = data
+        obj._ctx = ctx
+        obj._ag = None
+        return obj
+
+    # -- basic properties --------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self._data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._data.dtype
+
+    @property
+    def size(self) -> int:
+        return self._data.size
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    @property
+    def context(self) -> Context:
+        return self._ctx
+
+    ctx = context
+
+    @property
+    def stype(self) -> str:
+        return "default"
+
+    @property
+    def handle(self) -> "NDArray":
+        return self
+
+    @property
+    def T(self) -> "NDArray":  # noqa: N802 - MXNet's name
+        if self.ndim < 2:
+            return self
+        return self.transpose()
+
+    @property
+    def grad(self) -> "NDArray | None":
+        leaf = self._ag
+        return leaf.grad if isinstance(leaf, autograd.Leaf) else None
+
+    # -- conversion ----------------------------------------------------------
+    def asnumpy(self) -> np.ndarray:
+        """A host copy as a numpy array."""
+        return np.array(to_numpy(self._data), copy=True)
+
+    def asscalar(self):
+        if self.size != 1:
+            raise ValueError(f"asscalar() needs an array of size 1, got shape {self.shape}")
+        return self.asnumpy().reshape(())[()]
+
+    def item(self):
+        return self.asscalar().item()
+
+    def __array__(self, dtype=None, copy=None):
+        out = to_numpy(self._data)
+        return out.astype(dtype) if dtype is not None else out
+
+    def tolist(self) -> list:
+        return self.asnumpy().tolist()
+
+    def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
+        dtype = as_dtype(dtype)
+        if not copy and dtype == self.dtype:
+            return self
+        return invoke(get_op("Cast"), [self], {"dtype": dtype.name})
+
+    def copy(self) -> "NDArray":
+        return invoke(get_op("_copy"), [self], {})
+
+    def copyto(self, other: "NDArray | Context") -> "NDArray":
+        if isinstance(other, Context):
+            return NDArray._wrap(other.xp.array(to_numpy(self._data) if other.device_type == "cpu"
+                                                 else self._data, copy=True), other)
+        if other is self:
+            return other
+        if other.shape != self.shape:
+            raise MXNetError(f"copyto: shape mismatch, destination {other.shape} vs source {self.shape}")
+        other._data[...] = other._ctx.xp.asarray(self._data if other._ctx == self._ctx
+                                                 else to_numpy(self._data)).astype(other.dtype, copy=False)
+        return other
+
+    def as_in_context(self, context: Context) -> "NDArray":
+        if context == self._ctx:
+            return self
+        return self.copyto(context)
+
+    as_in_ctx = as_in_context
+
+    def wait_to_read(self) -> None:
+        if self._ctx.device_type == "gpu":  # pragma: no cover - GPU only
+            self._ctx.xp.cuda.get_current_stream().synchronize()
+
+    wait_to_write = wait_to_read
+
+    def tostype(self, stype: str) -> "NDArray":
+        if stype != "default":
+            raise MXNetError(f"sparse storage type {stype!r} is not supported; arrays are dense")
+        return self
+
+    # -- autograd --------------------------------------------------------------
+    def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
+        """Allocate a gradient buffer and mark this array as a variable."""
+        grad = NDArray._wrap(self._ctx.xp.zeros_like(self._data), self._ctx)
+        self._ag = autograd.Leaf(grad, grad_req)
+
+    def detach(self) -> "NDArray":
+        return NDArray._wrap(self._data, self._ctx)
+
+    def backward(self, out_grad: "NDArray | None" = None, retain_graph: bool = False,
+                 train_mode: bool = True) -> None:  # noqa: A002
+        autograd.backward([self], None if out_grad is None else [out_grad],
+                          retain_graph=retain_graph, train_mode=train_mode)
+
+    # -- shape helpers with MXNet conventions ----------------------------------
+    def reshape(self, *shape, **kwargs) -> "NDArray":
+        if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+            shape = tuple(shape[0])
+        if "shape" in kwargs:
+            shape = kwargs.pop("shape")
+        return invoke(get_op("Reshape"), [self], dict(shape=tuple(shape), **kwargs))
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d NDArray")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __bool__(self) -> bool:
+        if self.size == 0:
+            return False
+        if self.size == 1:
+            return bool(self.asnumpy().reshape(()))
+        raise ValueError("The truth value of an NDArray with multiple elements is ambiguous.")
+
+    __nonzero__ = __bool__
+
+    def __float__(self) -> float:
+        return float(self.asscalar())
+
+    def __int__(self) -> int:
+        return int(self.asscalar())
+
+    def __index__(self) -> int:
+        if not np.issubdtype(self.dtype, np.integer) or self.size != 1:
+            raise TypeError("only integer NDArrays of size 1 can be used as an index")
+        return int(self.asscalar())
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        shape = "x".join(str(d) for d in self.shape)
+        return f"\n{self.asnumpy()}\n<NDArray {shape} @{self._ctx}>"
+
+    def __str__(self) -> str:
+        return self.__repr__()
+
+    def __reduce__(self):
+        return (_rebuild, (self.asnumpy(), str(self._ctx.device_type), self._ctx.device_id))
+
+    def __getstate__(self):
+        return None
+
+    # -- indexing -----------------------------------------------------------------
+    def __getitem__(self, key):
+        from .indexing import getitem  # noqa: PLC0415 - keeps this file about the array itself
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        from .indexing import setitem  # noqa: PLC0415
+        setitem(self, key, value)
+
+    # -- arithmetic -----------------------------------------------------------------
+    def __neg__(self):
+        return invoke(get_op("negative"), [self], {})
+
+    def __abs__(self):
+        return invoke(get_op("abs"), [self], {})
+
+    def __pos__(self):
+        return self
+
+
+def _rebuild(data, devtype, devid):
+    return NDArray._wrap(Context(devtype, devid).xp.asarray(data), Context(devtype, devid))
+
+
+def _as_operand(x: Any, like: NDArray) -> Any:
+    """Numbers stay scalars; numpy arrays become NDArrays; anything else is a TypeError."""
+    if isinstance(x, NDArray) or isinstance(x, _SCALARS) or getattr(x, "_is_symbolic", False):
+        return x
+    if isinstance(x, np.ndarray):
+        return NDArray._wrap(like._ctx.xp.asarray(x, dtype=like.dtype), like._ctx)
+    raise TypeError(f"type {type(x).__name__} not supported as an NDArray operand")
+
+
+def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None,
+                   reverse: bool = False, inplace: bool = False):
+    """Build `__add__`-style methods: array op array broadcasts, array op number uses the scalar op."""
+    top = get_op(tensor_op)
+    sop = get_op(scalar_op) if scalar_op else None
+    rsop = get_op(rscalar_op) if rscalar_op else None
+    fwd = top.forward
+    default_attrs = top.schema.parse({})
+
+    def method(self, other):
+        if type(other) is NDArray and type(self) is NDArray and not reverse:
+            # hot path: no binding, no attribute parsing
+            if self._data.dtype != other._data.dtype:
+                raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
+                                 "cast one side with astype()")
+            if not inplace and not (autograd._STATE.get()[0] and (self._ag is not None or other._ag is not None)):
+                if self._ctx is other._ctx or self._ctx == other._ctx:
+                    return NDArray._wrap(fwd(self._ctx.xp, default_attrs, self._data, other._data)[0],
+                                         self._ctx)
+        other = _as_operand(other, self)
+        if isinstance(other, _SCALARS):
+            op = rsop if reverse else sop
+            if op is None:
+                return NotImplemented
+            args = [self]
+            given = {"scalar": other}
+            res = run_eager(op, parse_cached(op, given), args) if not self._is_symbolic else invoke(op, args, given)
+        else:
+            args = [other, self] if reverse else [self, other]
+            res = invoke(top, args, {})
+        if inplace:
+            if self._ag is not None and autograd.is_recording():
+                self._ag = res._ag
+            self._data[...] = res._data
+            return self
+        return res
+
+    method.__name__ = tensor_op
+    return method
+
+
+_BINARY = {
+    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
+    "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
+    "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
+    "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
+    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
+    "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
+}
+_COMPARE = {
+    "eq": ("broadcast_equal", "_equal_scalar"),
+    "ne": ("broadcast_not_equal", "_not_equal_scalar"),
+    "gt": ("broadcast_greater", "_greater_scalar"),
+    "ge": ("broadcast_greater_equal", "_greater_equal_scalar"),
+    "lt": ("broadcast_lesser", "_lesser_scalar"),
+    "le": ("broadcast_lesser_equal", "_lesser_equal_scalar"),
+}
+_REFLECTED_COMPARE = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "ne"}
+
+
+def install_operators() -> None:
+    """Attach arithmetic and comparison operators (after the ops are registered)."""
+    for name, (t, s, rs) in _BINARY.items():
+        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))
+        setattr(NDArray, f"__r{name}__", _binary_method(t, None, rs, reverse=True))
+        setattr(NDArray, f"__i{name}__", _binary_method(t, s, None, inplace=True))
+    NDArray.__div__ = NDArray.__truediv__
+    NDArray.__rdiv__ = NDArray.__rtruediv__
+    NDArray.__idiv__ = NDArray.__itruediv__
+    for name, (t, s) in _COMPARE.items():
+        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))

@@ -1,0 +1,121 @@
+"""Creation operators: arrays made from attributes alone (`_zeros`, `_arange`, ...)
+and the `*_like` ones."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..attrs import Attr
+from ..backend import Context
+from ..registry import ZERO_GRAD, register, same_shape
+
+
+def parse_ctx(v) -> Context | None:
+    """`"cpu(0)"`, `"gpu(1)"`, a Context, or "" for the current context."""
+    if isinstance(v, Context):
+        return v
+    s = str(v).strip()
+    if not s:
+        return None
+    dev, _, rest = s.partition("(")
+    return Context(dev, int(rest.rstrip(")") or 0))
+
+
+def _ctx_attr():
+    return Attr(parse_ctx, None, "Context of output, in format [cpu|gpu|cpu_pinned](n).",
+                fmt=str)
+
+
+def _dtype_attr(default="float32"):
+    return Attr("dtype", default, "Target data type.")
+
+
+def _init_shape(a):
+    return [], [tuple(a.shape)]
+
+
+def _dtype_out(a):
+    return [], [np.dtype(a.dtype or "float32")]
+
+
+def _filled(value_of):
+    def forward(xp, a):
+        return (xp.full(tuple(a.shape), value_of(a), dtype=a.dtype or "float32"),)
+    return forward
+
+
+_SHAPE = Attr("shape", (), "The shape of the output.")
+
+for _name, _value_of, _extra in (("_zeros", lambda a: 0, {}), ("_ones", lambda a: 1, {}),
+                                 ("_full", lambda a: a.value,
+                                  {"value": Attr("float", 0.0, "Value with which to fill.")})):
+    register(_name, inputs=(), attrs={"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr(), **_extra},
+             infer_shape=lambda a: _init_shape(a), infer_type=lambda a, *t: _dtype_out(a),
+             gradient=ZERO_GRAD, hint=_name)(_filled(_value_of))
+
+register("_empty", inputs=(), attrs={"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr()},
+         infer_shape=lambda a: _init_shape(a), infer_type=lambda a, *t: _dtype_out(a),
+         gradient=ZERO_GRAD, doc="An uninitialised array (zeros here).")(_filled(lambda a: 0))
+
+
+def _arange_len(a) -> int:
+    start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
+    n = int(math.ceil((stop - start) / a.step))
+    return max(n, 0) * a.repeat
+
+
+_RANGE_ATTRS = {
+    "start": Attr("float", 0.0, "Start of interval."),
+    "stop": Attr("float", None, "End of interval."),
+    "step": Attr("float", 1.0, "Spacing between values."),
+    "repeat": Attr("int", 1, "The repeating time of all elements."),
+    "infer_range": Attr("bool", False, "Infer the stop value from output shape (unsupported)."),
+    "ctx": _ctx_attr(), "dtype": _dtype_attr()}
+
+
+@register("_arange", inputs=(), attrs=dict(_RANGE_ATTRS), gradient=ZERO_GRAD,
+          infer_shape=lambda a: ([], [(_arange_len(a),)]),
+          infer_type=lambda a, *t: _dtype_out(a))
+def _arange(xp, a):
+    """Evenly spaced values in [start, stop) with each value repeated `repeat` times."""
+    start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
+    n = _arange_len(a) // a.repeat
+    out = (start + a.step * xp.arange(n, dtype=np.float64)).astype(a.dtype or "float32")
+    return (xp.repeat(out, a.repeat) if a.repeat != 1 else out,)
+
+
+@register("_linspace", inputs=(), gradient=ZERO_GRAD,
+          attrs={"start": Attr("float", 0.0, "Start of interval."),
+                 "stop": Attr("float", None, "End of interval."),
+                 "step": Attr("float", 1.0, "Unused by linspace."),
+                 "repeat": Attr("int", 1, "The repeating time of all elements."),
+                 "infer_range": Attr("bool", False, "Unused."),
+                 "num": Attr("int", 50, "Number of samples."),
+                 "endpoint": Attr("bool", True, "Include stop."),
+                 "ctx": _ctx_attr(), "dtype": _dtype_attr()},
+          infer_shape=lambda a: ([], [(a.num,)]), infer_type=lambda a, *t: _dtype_out(a))
+def _linspace(xp, a):
+    """`num` evenly spaced values over [start, stop]."""
+    return (xp.linspace(a.start, a.stop, a.num, endpoint=a.endpoint).astype(a.dtype or "float32"),)
+
+
+@register("_eye", inputs=(), gradient=ZERO_GRAD,
+          attrs={"N": Attr("int", 0, "Number of rows."), "M": Attr("int", 0, "Number of columns (0 = N)."),
+                 "k": Attr("int", 0, "Index of the diagonal."), "ctx": _ctx_attr(), "dtype": _dtype_attr()},
+          infer_shape=lambda a: ([], [(a.N, a.M or a.N)]), infer_type=lambda a, *t: _dtype_out(a))
+def _eye(xp, a):
+    """A 2-D array with ones on the k-th diagonal."""
+    return (xp.eye(a.N, a.M or a.N, a.k, dtype=a.dtype or "float32"),)
+
+
+@register("zeros_like", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="0")
+def zeros_like(xp, a, x):
+    """An array of zeros with the shape and dtype of the input."""
+    return (xp.zeros_like(x),)
+
+
+@register("ones_like", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="1")
+def ones_like(xp, a, x):
+    """An array of ones with the shape and dtype of the input."""
+    return (xp.ones_like(x),)
