@@ -78,6 +78,14 @@ def _round(xp, x, out=None):
     return xp.multiply(xp.sign(x), r, out=out)
 
 
+def _rint(xp, x, out=None):
+    # mshadow's rint: ties go to the floor (-2.5 -> -3, 1.5 -> 1), unlike numpy's half-to-even
+    if x.dtype.kind in "iub":
+        return x.copy()
+    f = xp.floor(x)
+    return xp.where(x - f <= xp.ceil(x) - x, f, f + 1).astype(x.dtype, copy=False)
+
+
 def _reciprocal(xp, x, out=None):
     if x.dtype.kind in "iu":
         r = (1 // xp.where(x == 0, 1, x)).astype(x.dtype)
@@ -170,7 +178,7 @@ UNARY = {
     "floor": (_int_safe("floor"), "floor(x0)", ZERO_GRAD, ()),
     "ceil": (_int_safe("ceil"), "ceil(x0)", ZERO_GRAD, ()),
     "round": (_round, "round(x0)", ZERO_GRAD, ()),
-    "rint": (_int_safe("rint"), "rint(x0)", ZERO_GRAD, ()),
+    "rint": (_rint, "rint(x0)", ZERO_GRAD, ()),
     "fix": (_int_safe("fix"), "trunc(x0)", ZERO_GRAD, ()),
     "trunc": (_int_safe("trunc"), "trunc(x0)", ZERO_GRAD, ()),
     "logical_not": (_logical_not, "x0 == 0", ZERO_GRAD, ()),
