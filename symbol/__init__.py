@@ -1,0 +1,19 @@
+"""hybridgraph.symbol: MXNet's symbolic API (`mx.sym`)."""
+from __future__ import annotations
+
+import types as _types
+
+import nd as _nd  # noqa: F401 - registers every operator
+from nd.dispatch import OpNamespace
+
+from .frontend import install as _install, make_sym_function
+from .naming import AttrScope, NameManager, Prefix
+from .symbol import Group, Symbol, Variable, create, var
+
+_internal = _types.ModuleType("hybridgraph.symbol._internal", "Every registered operator, by any name.")
+op = _internal
+#: the namespace gradient rules receive as F when building graphs
+ops_namespace = OpNamespace(make_sym_function)
+_install(globals(), _internal)
+
+__all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create"]

@@ -1,0 +1,88 @@
+"""Automatic names and attribute scopes (MXNet's NameManager, Prefix, AttrScope).
+
+The current manager and scope live in ContextVars so threads and tasks do not
+share counters by accident.
+"""
+from __future__ import annotations
+
+import contextvars
+
+
+class NameManager:
+    """Gives `<hint><k>` names with one counter per hint (`fullyconnected0`)."""
+
+    def __init__(self):
+        self._counter: dict[str, int] = {}
+        self._token = None
+
+    def get(self, name: str | None, hint: str) -> str:
+        if name:
+            return name
+        k = self._counter.get(hint, 0)
+        self._counter[hint] = k + 1
+        return f"{hint}{k}"
+
+    def __enter__(self):
+        self._token = _current_nm.set(self)
+        return self
+
+    def __exit__(self, *exc):
+        _current_nm.reset(self._token)
+
+    @staticmethod
+    def current() -> "NameManager":
+        return _current_nm.get()
+
+
+class Prefix(NameManager):
+    """A name manager that prepends a prefix to every name."""
+
+    def __init__(self, prefix: str):
+        super().__init__()
+        self._prefix = prefix
+
+    def get(self, name: str | None, hint: str) -> str:
+        return self._prefix + super().get(name, hint)
+
+
+_current_nm: contextvars.ContextVar[NameManager] = contextvars.ContextVar("hybridgraph_name_manager",
+                                                                          default=NameManager())
+
+# MXNet's hidden keys: given as `ctx_group=...`, stored as `__ctx_group__`
+HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
+
+
+class AttrScope:
+    """Attributes attached to every symbol created inside the scope."""
+
+    def __init__(self, **kwargs: str):
+        for v in kwargs.values():
+            if not isinstance(v, str):
+                raise ValueError("Attributes need to be string")
+        self._attr = {(f"__{k}__" if not k.startswith("__") else k): v for k, v in kwargs.items()}
+        self._token = None
+
+    def get(self, attr: dict | None) -> dict:
+        if not self._attr:
+            return dict(attr or {})
+        out = dict(self._attr)
+        out.update(attr or {})
+        return out
+
+    def __enter__(self):
+        parent = _current_scope.get()
+        merged = AttrScope()
+        merged._attr = {**parent._attr, **self._attr}
+        self._token = _current_scope.set(merged)
+        return self
+
+    def __exit__(self, *exc):
+        _current_scope.reset(self._token)
+
+    @staticmethod
+    def current() -> "AttrScope":
+        return _current_scope.get()
+
+
+_current_scope: contextvars.ContextVar[AttrScope] = contextvars.ContextVar("hybridgraph_attr_scope",
+                                                                           default=AttrScope())
