@@ -4,6 +4,7 @@ from __future__ import annotations
 import types as _types
 
 from . import autograd, ops  # noqa: F401 - importing ops registers every operator
+from .arith import install_helpers as _install_helpers
 from .backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .creation import arange, array, empty, eye, from_numpy, full, linspace, ones, zeros
 from .dispatch import OpNamespace, make_nd_function
@@ -17,6 +18,7 @@ op = _internal
 ops_namespace = OpNamespace(make_nd_function)
 
 _install_operators()
+_install_helpers(globals(), ops_namespace, symbolic=False)
 _install(globals(), _internal, NDArray)
 
 __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",

@@ -254,16 +254,27 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     fwd = top.forward
     default_attrs = top.schema.parse({})
 
+    scalar_op = rsop if reverse else sop
+    sfwd = scalar_op.forward if scalar_op is not None else None
+    scalar_attrs: dict = {}
+
     def method(self, other):
-        if type(other) is NDArray and type(self) is NDArray and not reverse:
-            # hot path: no binding, no attribute parsing
-            if self._data.dtype != other._data.dtype:
-                raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
-                                 "cast one side with astype()")
-            if not inplace and not (autograd._STATE.get()[0] and (self._ag is not None or other._ag is not None)):
-                if self._ctx is other._ctx or self._ctx == other._ctx:
-                    return NDArray._wrap(fwd(self._ctx.xp, default_attrs, self._data, other._data)[0],
-                                         self._ctx)
+        tp = type(other)
+        if type(self) is NDArray and not inplace and not (
+                autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
+            # hot paths: no binding, no attribute parsing, no tape
+            if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
+                if self._data.dtype != other._data.dtype:
+                    raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
+                                     "cast one side with astype()")
+                return NDArray._wrap(fwd(self._ctx.xp, default_attrs, self._data, other._data)[0], self._ctx)
+            if (tp is float or tp is int) and sfwd is not None:
+                a = scalar_attrs.get((tp, other))
+                if a is None:
+                    a = scalar_attrs[(tp, other)] = scalar_op.schema.parse({"scalar": other})
+                    if len(scalar_attrs) > 256:
+                        scalar_attrs.clear()
+                return NDArray._wrap(sfwd(self._ctx.xp, a, self._data)[0], self._ctx)
         other = _as_operand(other, self)
         if isinstance(other, _SCALARS):
             op = rsop if reverse else sop

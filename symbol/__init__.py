@@ -4,9 +4,11 @@ from __future__ import annotations
 import types as _types
 
 import nd as _nd  # noqa: F401 - registers every operator
+from nd.arith import install_helpers as _install_helpers
 from nd.dispatch import OpNamespace
 
 from .frontend import install as _install, make_sym_function
+from .creation import arange, eye, full, linspace, ones, zeros
 from .naming import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, Variable, create, var
 
@@ -14,6 +16,7 @@ _internal = _types.ModuleType("hybridgraph.symbol._internal", "Every registered 
 op = _internal
 #: the namespace gradient rules receive as F when building graphs
 ops_namespace = OpNamespace(make_sym_function)
+_install_helpers(globals(), ops_namespace, symbolic=True)
 _install(globals(), _internal)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create"]
