@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 import timeit
-from typing import Callable
+from collections.abc import Callable
 
 
 def median_seconds(fn: Callable[[], object], repeat: int = 7, min_time: float = 0.05) -> float:

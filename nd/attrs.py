@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 import numpy as np
 

@@ -9,7 +9,8 @@ pass too and gives higher-order gradients.
 from __future__ import annotations
 
 import contextvars
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 from .errors import AutogradError
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import autograd
 from .attrs import Attrs
@@ -51,7 +52,9 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     given: dict = {}
     in_kw: dict = {}
     for k, v in kwargs.items():
-        if k in op.schema.attrs or not (v is None or is_array_like(v) or isinstance(v, (list, tuple)) and v and all(is_array_like(e) for e in v)):
+        arrays = v is None or is_array_like(v) or (isinstance(v, (list, tuple)) and v
+                                                    and all(is_array_like(e) for e in v))
+        if k in op.schema.attrs or not arrays:
             given[k] = v
         else:
             in_kw[k] = v

@@ -8,7 +8,8 @@ here; nothing else defines an operator.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any
+from collections.abc import Callable, Iterable, Sequence
 
 from .attrs import Attr, Attrs, AttrSchema
 from .errors import DTypeError, OperatorNotFound, ShapeError

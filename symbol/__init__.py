@@ -19,4 +19,5 @@ ops_namespace = OpNamespace(make_sym_function)
 _install_helpers(globals(), ops_namespace, symbolic=True)
 _install(globals(), _internal)
 
-__all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create"]
+__all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create",
+           "zeros", "ones", "full", "arange", "linspace", "eye"]

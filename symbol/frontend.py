@@ -3,7 +3,7 @@ and install the handler that turns op calls on symbolic inputs into nodes."""
 from __future__ import annotations
 
 import types
-from typing import Callable
+from collections.abc import Callable
 
 from nd import dispatch
 from nd.dispatch import bind_call, make_nd_function, op_docstring, op_signature

@@ -8,7 +8,7 @@ id, never on the nodes.
 """
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from nd.attrs import Attrs
 from nd.registry import OpDef

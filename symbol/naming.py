@@ -46,7 +46,7 @@ class Prefix(NameManager):
 
 
 _current_nm: contextvars.ContextVar[NameManager] = contextvars.ContextVar("hybridgraph_name_manager",
-                                                                          default=NameManager())
+                                                                          default=NameManager())  # noqa: B039 - one global counter, as MXNet
 
 # MXNet's hidden keys: given as `ctx_group=...`, stored as `__ctx_group__`
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
@@ -85,4 +85,4 @@ class AttrScope:
 
 
 _current_scope: contextvars.ContextVar[AttrScope] = contextvars.ContextVar("hybridgraph_attr_scope",
-                                                                           default=AttrScope())
+                                                                           default=AttrScope())  # noqa: B039 - scopes are never mutated in place

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import copy as _copy
 import numbers
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -153,7 +154,8 @@ class Symbol:
         subst: dict[int, tuple] = {}
         if args:
             if kwargs:
-                raise TypeError("compose only accepts input Symbols either as positional or keyword arguments, not both")
+                raise TypeError("compose only accepts input Symbols either as positional or keyword "
+                                "arguments, not both")
             for node, s in zip(args_nodes, args):
                 subst[id(node)] = _single_entry(s, node.name)
         for key, s in kwargs.items():
@@ -376,4 +378,9 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
                              f"{len(x._outputs)} outputs; pass a single output")
         entries.append(x._outputs[0])
     node = Node(op, name, attrs, entries, hidden)
-    return Symbol([(node, i) for i in range(op.num_visible_outputs(attrs))])
+    outputs = [(node, i) for i in range(op.num_visible_outputs(attrs))]
+    from .tracer import Tracer, abstract_eval, current_trace
+    if current_trace() is not None:
+        abstract_eval(op, attrs, entries, [(node, i) for i in range(node.num_outputs())])
+        return Tracer(outputs)
+    return Symbol(outputs)

@@ -23,12 +23,12 @@ LATER = {"Convolution": "convnets", "Deconvolution": "convnets", "Pooling": "con
          "_contrib_AdaptiveAvgPooling2D": "convnets", "Crop": "convnets", "RNN": "gluon (RNN layers)"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_cases(golden: Path) -> list[dict]:
     return json.loads((golden / "mxnet-ops" / "cases.json").read_text())["cases"]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_npz(golden: Path, name: str) -> dict:
     with np.load(golden / "mxnet-ops" / name) as f:
         return {k: f[k] for k in f.files}

@@ -22,7 +22,8 @@ dict of Python values). Use the strategies below for inputs.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 from hypothesis import strategies as st

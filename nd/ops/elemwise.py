@@ -141,7 +141,8 @@ UNARY = {
     "arcsin": (_ufunc("arcsin"), "asin(x0)",
                lambda F, g, x, y: F.elemwise_mul(g, F.rsqrt(F._rminus_scalar(F.square(x), scalar=1.0))), ()),
     "arccos": (_ufunc("arccos"), "acos(x0)",
-               lambda F, g, x, y: F.negative(F.elemwise_mul(g, F.rsqrt(F._rminus_scalar(F.square(x), scalar=1.0)))), ()),
+               lambda F, g, x, y: F.negative(
+                   F.elemwise_mul(g, F.rsqrt(F._rminus_scalar(F.square(x), scalar=1.0)))), ()),
     "arctan": (_ufunc("arctan"), "atan(x0)",
                lambda F, g, x, y: F.elemwise_div(g, F._plus_scalar(F.square(x), scalar=1.0)), ()),
     "sinh": (_ufunc("sinh"), "sinh(x0)", lambda F, g, x, y: F.elemwise_mul(g, F.cosh(x)), ()),

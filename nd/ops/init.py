@@ -51,11 +51,11 @@ for _name, _value_of, _extra in (("_zeros", lambda a: 0, {}), ("_ones", lambda a
                                  ("_full", lambda a: a.value,
                                   {"value": Attr("float", 0.0, "Value with which to fill.")})):
     register(_name, inputs=(), attrs={"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr(), **_extra},
-             infer_shape=lambda a: _init_shape(a), infer_type=lambda a, *t: _dtype_out(a),
+             infer_shape=_init_shape, infer_type=lambda a, *t: _dtype_out(a),
              gradient=ZERO_GRAD, hint=_name)(_filled(_value_of))
 
 register("_empty", inputs=(), attrs={"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr()},
-         infer_shape=lambda a: _init_shape(a), infer_type=lambda a, *t: _dtype_out(a),
+         infer_shape=_init_shape, infer_type=lambda a, *t: _dtype_out(a),
          gradient=ZERO_GRAD, doc="An uninitialised array (zeros here).")(_filled(lambda a: 0))
 
 

@@ -64,7 +64,10 @@ def test_spec_forward_and_shape(spec):
     check()
 
 
-@pytest.mark.parametrize("spec", [s for s in SPECS if s.nondiff is None], ids=[s.name for s in SPECS if s.nondiff is None])
+DIFF_SPECS = [s for s in SPECS if s.nondiff is None]
+
+
+@pytest.mark.parametrize("spec", DIFF_SPECS, ids=[s.name for s in DIFF_SPECS])
 def test_spec_gradient_finite_difference(spec):
     op = get_op(spec.name)
     assert op.gradient is not None and op.gradient != ZERO_GRAD or spec.nondiff, \

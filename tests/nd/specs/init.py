@@ -18,8 +18,8 @@ def _shape_case(extra=None):
 
 
 SPECS = [
-    OpSpec("_zeros", case=_shape_case(), ref=lambda shape, dtype: np.zeros(shape, dtype), nondiff=_NOGRAD),
-    OpSpec("_ones", case=_shape_case(), ref=lambda shape, dtype: np.ones(shape, dtype), nondiff=_NOGRAD),
+    OpSpec("_zeros", case=_shape_case(), ref=np.zeros, nondiff=_NOGRAD),
+    OpSpec("_ones", case=_shape_case(), ref=np.ones, nondiff=_NOGRAD),
     OpSpec("_empty", case=_shape_case(), ref=None, golden=False, nondiff=_NOGRAD + "; values undefined"),
     OpSpec("_full", case=_shape_case(lambda draw: {"value": draw(st.sampled_from([0.5, -2.0, 3.0]))}),
            ref=lambda shape, dtype, value: np.full(shape, value, dtype), nondiff=_NOGRAD),

@@ -1,0 +1,276 @@
+"""Tracers: Symbols that carry an abstract value (shape, dtype) while a
+HybridBlock is being traced, and behave like NDArrays.
+
+Every operator applied inside an active trace runs its registry shape and
+type rules on the inputs' abstract values (JAX's abstract evaluation), so
+user code can read `x.shape`, slice, and mix shapes with broadcasting, exactly
+as it does eagerly. Turning a traced value into Python data (`bool`, `float`,
+`asnumpy`) raises `TraceError`, naming the user's file and line.
+"""
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+
+from nd.errors import NotImplementedForSymbol
+from nd.registry import merge_shape
+
+from .symbol import Symbol
+
+_PACKAGE_DIRS = tuple(os.path.dirname(os.path.dirname(os.path.abspath(m.__file__))) + os.sep + d + os.sep
+                      for m in (sys.modules[__name__],) for d in ("nd", "symbol", "hybrid", "hybridgraph"))
+
+
+class TraceState:
+    """What one trace knows: abstract values by entry, and what the user read."""
+
+    def __init__(self, block_path: str = ""):
+        self.avals: dict[tuple[int, int], tuple] = {}   # (id(node), idx) -> (shape | None, dtype | None)
+        self.shape_read = False
+        self.block_path = [block_path] if block_path else []
+        self.nodes: list = []      # keeps nodes alive while their ids are table keys
+
+    def aval(self, entry) -> tuple:
+        return self.avals.get((id(entry[0]), entry[1]), (None, None))
+
+    def set_aval(self, entry, shape, dtype) -> None:
+        self.nodes.append(entry[0])
+        old_shape, old_dtype = self.aval(entry)
+        self.avals[(id(entry[0]), entry[1])] = (merge_shape(old_shape, shape) if shape is not None else old_shape,
+                                                 dtype if dtype is not None else old_dtype)
+
+
+_STATE: contextvars.ContextVar[TraceState | None] = contextvars.ContextVar("hybridgraph_trace", default=None)
+
+
+def current_trace() -> TraceState | None:
+    return _STATE.get()
+
+
+class trace_scope:  # noqa: N801 - used like a function: `with trace_scope(state):`
+    def __init__(self, state: TraceState):
+        self.state = state
+        self._token = None
+
+    def __enter__(self) -> TraceState:
+        self._token = _STATE.set(self.state)
+        return self.state
+
+    def __exit__(self, *exc) -> None:
+        _STATE.reset(self._token)
+
+
+def user_frame() -> str:
+    """`file:line` of the innermost stack frame outside hybridgraph's own packages."""
+    for frame in reversed(traceback.extract_stack()):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(_PACKAGE_DIRS) and "/contextlib.py" not in path:
+            return f"{frame.filename}:{frame.lineno}"
+    return "<unknown>"
+
+
+class TraceError(NotImplementedForSymbol):
+    """Python control flow or data access on a traced value inside a hybridized block."""
+
+    def __init__(self, what: str, tracer: "Tracer | None" = None):
+        state = current_trace()
+        where = user_frame()
+        block = ".".join(state.block_path) if state and state.block_path else "a hybridized block"
+        origin = f" The value comes from {tracer._origin()}." if tracer is not None else ""
+        self.message = (
+            f"{where}: {what} needs the concrete value of a traced array inside {block}, but "
+            f"hybridize() traces the code once with abstract values (shape and dtype only).{origin} "
+            "Fix: express the choice with F.where(cond, x, y) or F.contrib.cond, compute it "
+            "outside the hybridized block, or call hybridize(False) on this block.")
+        Exception.__init__(self, self.message)
+        self.function, self.alias, self.args_ = what, None, []
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def _raise(what: str):
+    def method(self, *args, **kwargs):
+        raise TraceError(what, self)
+    method.__name__ = what
+    return method
+
+
+class Tracer(Symbol):
+    """A Symbol with an abstract value, standing in for an NDArray during tracing."""
+
+    __slots__ = ()
+
+    # -- abstract value ----------------------------------------------------------
+    def _aval(self) -> tuple:
+        state = current_trace()
+        if state is None or len(self._outputs) != 1:
+            return (None, None)
+        return state.aval(self._outputs[0])
+
+    @property
+    def shape(self) -> tuple:
+        state = current_trace()
+        if state is not None:
+            state.shape_read = True
+        shape = self._aval()[0]
+        if shape is None:
+            raise TraceError(f"reading .shape of {self.name!r} whose shape is not known yet", self)
+        return tuple(shape)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._aval()[1] or np.dtype(np.float32)
+
+    @property
+    def ndim(self) -> int:
+        shape = self._aval()[0]
+        if shape is None:
+            raise TraceError(f"reading .ndim of {self.name!r} whose shape is not known yet", self)
+        return len(shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    @property
+    def context(self):
+        from nd.backend import current_context
+        return current_context()
+
+    ctx = context
+
+    @property
+    def T(self) -> "Tracer":  # noqa: N802
+        return self.transpose()
+
+    def _origin(self) -> str:
+        node = self._outputs[0][0] if self._outputs else None
+        if node is None:
+            return "an unknown operation"
+        if node.op is None:
+            return f"input {node.name!r}"
+        return f"operator {node.op.name} ({node.name})"
+
+    def __repr__(self) -> str:
+        shape, dtype = self._aval()
+        return f"<Tracer {self.name} shape={shape} dtype={dtype}>"
+
+    # -- NDArray-like behaviour ------------------------------------------------------
+    def __len__(self) -> int:
+        if len(self._outputs) > 1:
+            return len(self._outputs)
+        return self.shape[0]
+
+    def __iter__(self):
+        if len(self._outputs) > 1:
+            return (Tracer([e]) for e in self._outputs)
+        return (self[i] for i in range(self.shape[0]))
+
+    def __getitem__(self, key):
+        if len(self._outputs) > 1 or isinstance(key, str):
+            return Symbol.__getitem__(self, key)
+        from nd.indexing import getitem
+        return getitem(self, key)
+
+    def __setitem__(self, key, value):
+        raise TraceError("assigning into a traced array (x[...] = v)", self)
+
+    def astype(self, dtype: Any, copy: bool = True) -> "Tracer":
+        return Symbol.astype(self, dtype)
+
+    def copy(self) -> "Tracer":
+        from nd.registry import get_op
+        from .symbol import create
+        return create(get_op("_copy"), [self], {})
+
+    def detach(self) -> "Tracer":
+        from nd.registry import get_op
+        from .symbol import create
+        return create(get_op("BlockGrad"), [self], {})
+
+    def as_in_context(self, ctx) -> "Tracer":
+        return self
+
+    as_in_ctx = as_in_context
+
+    def wait_to_read(self) -> None:
+        return None
+
+    __bool__ = _raise("bool() / an if-statement")
+    __float__ = _raise("float()")
+    __int__ = _raise("int()")
+    __index__ = _raise("using a traced value as an index")
+    asnumpy = _raise("asnumpy()")
+    asscalar = _raise("asscalar()")
+    item = _raise("item()")
+    tolist = _raise("tolist()")
+    __array__ = _raise("numpy conversion (np.asarray)")
+    attach_grad = _raise("attach_grad()")
+    __iadd__ = _raise("in-place += on a traced array")
+    __isub__ = _raise("in-place -= on a traced array")
+    __imul__ = _raise("in-place *= on a traced array")
+    __itruediv__ = _raise("in-place /= on a traced array")
+
+    # NDArray arithmetic: same shapes -> MXNet's elementwise op, else broadcast op
+    def _binary(self, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool = False):
+        if isinstance(other, Symbol) and tensor_op in _BROADCAST_OF:
+            lhs, rhs = (other, self) if reverse else (self, other)
+            ls, rs = _shape_of(lhs), _shape_of(rhs)
+            if ls is None or rs is None or tuple(ls) != tuple(rs):
+                tensor_op = _BROADCAST_OF[tensor_op]
+        return Symbol._binary(self, other, tensor_op, scalar_op, reverse)
+
+
+def _shape_of(s: Symbol):
+    state = current_trace()
+    if state is None or len(s._outputs) != 1:
+        return None
+    return state.aval(s._outputs[0])[0]
+
+
+_BROADCAST_OF = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
+                 "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div", "_mod": "broadcast_mod",
+                 "_power": "broadcast_power", "_equal": "broadcast_equal", "_not_equal": "broadcast_not_equal",
+                 "_greater": "broadcast_greater", "_greater_equal": "broadcast_greater_equal",
+                 "_lesser": "broadcast_lesser", "_lesser_equal": "broadcast_lesser_equal"}
+
+
+def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
+    """Run the op's shape/type rules on the inputs' abstract values; record results
+    (refined input shapes too: deferred-init parameters learn their shapes here)."""
+    state = current_trace()
+    if state is None:
+        return
+    in_avals = [state.aval(e) for e in entries]
+    shapes = [a[0] for a in in_avals]
+    dtypes = [a[1] for a in in_avals]
+    if op.infer_shape is not None:
+        try:
+            res = op.infer_shape(attrs, *shapes)
+        except Exception as exc:  # noqa: BLE001 - re-raised with the user's location
+            from nd.errors import ShapeError
+            raise ShapeError(f"{user_frame()}: {exc}") from exc
+        if res is not None:
+            ins, outs = res
+            for e, s in zip(entries, ins):
+                if s is not None:
+                    state.set_aval(e, tuple(s), None)
+            for e, s in zip(out_entries, outs):
+                state.set_aval(e, None if s is None else tuple(s), None)
+    tres = op.infer_type(attrs, *dtypes) if any(d is not None for d in dtypes) or not entries else None
+    if tres is not None:
+        ins, outs = tres
+        if len(outs) == 1 and len(out_entries) > 1:
+            outs = list(outs) * len(out_entries)
+        for e, t in zip(entries, ins):
+            if t is not None:
+                state.set_aval(e, None, np.dtype(t))
+        for e, t in zip(out_entries, outs):
+            if t is not None:
+                state.set_aval(e, None, np.dtype(t))
