@@ -1,0 +1,168 @@
+"""HybridBlock: a Block that can be traced into a Symbol graph and run compiled.
+
+`hybrid_forward(F, x, **params)` runs with F = `nd` eagerly and F = `symbol`
+when traced; a plain `forward(x)` written with NDArray code is traced too.
+`hybridize()` caches one compiled graph per input signature (shape-generic
+graphs are reused across batch sizes), and `export()` writes the last trace
+as `-symbol.json` / `-%04d.params` that MXNet loads.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import nd
+import symbol as sym_module
+from nd import autograd
+from symbol import Symbol
+from symbol.tracer import current_trace
+
+from .block import Block
+from .cached_graph import CachedGraph
+from .parameter import DeferredInitializationError
+from .tracing import TracedGraph, flatten, generic_signature, regroup, signature, trace_block
+
+
+class HybridBlock(Block):
+    """A Block whose computation can be traced into a graph (Gluon's HybridBlock)."""
+
+    def __init__(self, prefix: str | None = None, params: Any = None):
+        super().__init__(prefix=prefix, params=params)
+        self._active = False
+        self._flags: dict = {}
+        self._cache: dict = {}
+        self._cache_lock = threading.Lock()
+        self._last_trace: TracedGraph | None = None
+        self._cache_stats = {"traces": 0, "hits": 0, "retrace_reasons": []}
+
+    def hybridize(self, active: bool = True, static_alloc: bool = False, static_shape: bool = False,
+                  **kwargs: Any) -> None:
+        """Trace and compile this block on its next call (children are traced with it)."""
+        self._active = active
+        self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+        self._clear_cache()
+        super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+
+    def _clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+
+    def cache_info(self) -> dict:
+        """Traces made, cache hits, and why each retrace happened."""
+        return {"traces": self._cache_stats["traces"], "hits": self._cache_stats["hits"],
+                "entries": len(self._cache), "retrace_reasons": list(self._cache_stats["retrace_reasons"])}
+
+    def register_child(self, block: Block, name: str | None = None) -> None:
+        if not isinstance(block, HybridBlock):
+            raise ValueError(f"Children of HybridBlock must also be HybridBlock, but {block} has type "
+                             f"{type(block)}. If you are using Sequential, please try HybridSequential instead.")
+        super().register_child(block, name)
+        self._clear_cache()
+
+    # -- calling ------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self._active and current_trace() is None and _has_ndarray(args, kwargs):
+            for hook in list(self._forward_pre_hooks.values()):
+                hook(self, args)
+            out = self._call_cached(args, kwargs)
+            for hook in list(self._forward_hooks.values()):
+                hook(self, args, out)
+            return out
+        if _has_symbol(args, kwargs):
+            with self.name_scope():  # op names get this block's prefix, as in MXNet
+                return super().__call__(*args, **kwargs)
+        return super().__call__(*args, **kwargs)
+
+    def forward(self, x: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run hybrid_forward with F = nd (arrays) or F = symbol (symbols, tracers)."""
+        if isinstance(x, Symbol):
+            params = {k: (v.data() if current_trace() is not None else v.var())
+                      for k, v in self._reg_params.items()}
+            return self.hybrid_forward(sym_module, x, *args, **kwargs, **params)
+        ctx = x.context if isinstance(x, nd.NDArray) else None
+        try:
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        except DeferredInitializationError:
+            self._deferred_infer_shape(x, *args, **kwargs)
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+        return self.hybrid_forward(nd, x, *args, **kwargs, **params)
+
+    def hybrid_forward(self, F: Any, x: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N803
+        raise NotImplementedError(f"{type(self).__name__} must implement hybrid_forward() or forward()")
+
+    def _deferred_infer_shape(self, *args: Any, **kwargs: Any) -> None:
+        """Learn unknown parameter shapes from the inputs by tracing, then initialise them."""
+        try:
+            trace_block(self, args, kwargs)
+        except DeferredInitializationError:
+            raise
+        except Exception as exc:
+            raise ValueError(f"Deferred initialization failed because shape cannot be inferred. {exc}") from exc
+        for p in self.collect_params().values():
+            p._finish_deferred_init()
+
+    def infer_shape(self, *args: Any) -> None:
+        """Infer and set the shapes of this block's parameters from example inputs."""
+        trace_block(self, args, {})
+
+    def _call_cached(self, args: tuple, kwargs: dict) -> Any:
+        flat, _ = flatten((tuple(args), dict(kwargs)))
+        mode = (autograd.is_training(), autograd.is_recording())
+        key, gkey = (signature(flat), mode), (generic_signature(flat), mode)
+        entry = self._cache.get(key) or self._cache.get(gkey)
+        if entry is None:
+            entry = self._build_cache(args, kwargs, key, gkey)
+        else:
+            self._cache_stats["hits"] += 1
+        traced, graph = entry
+        arrays = [flat[i] for i in traced.array_positions]
+        ctx = arrays[0].context if arrays else nd.current_context()
+        params = [p.data(ctx) for p in traced.params]
+        outs = graph(arrays, params)
+        return regroup(outs, traced.out_fmt)
+
+    def _build_cache(self, args, kwargs, key, gkey):
+        with self._cache_lock:
+            entry = self._cache.get(key) or self._cache.get(gkey)
+            if entry is not None:
+                return entry
+            reason = "first call" if not self._cache else f"new input signature {key[0]} (mode {key[1]})"
+            traced = trace_block(self, args, kwargs)
+            for p in self.collect_params().values():
+                p._finish_deferred_init()
+            entry = (traced, CachedGraph(traced))
+            self._cache[gkey if traced.shape_generic else key] = entry
+            self._last_trace = traced
+            self._cache_stats["traces"] += 1
+            self._cache_stats["retrace_reasons"].append(reason)
+            return entry
+
+    # -- export -----------------------------------------------------------------------------
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:
+        """Write `path-symbol.json` and `path-%04d.params` (arg:/aux: keys) from the last trace."""
+        if self._last_trace is None:
+            raise RuntimeError("Please first call block.hybridize() and then run forward with this block at "
+                               "least once before calling export.")
+        from nd.serialization import save
+        from symbol.json_io import save as save_json
+        traced = self._last_trace
+        sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+        save_json(traced.symbol, sym_file)
+        aux_names = set(traced.symbol.list_auxiliary_states())
+        arrays = {}
+        for p in traced.params:
+            kind = "aux" if p.name in aux_names else "arg"
+            arrays[f"{kind}:{p.name}"] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
+        save(params_file, arrays)
+        return sym_file, params_file
+
+
+def _has_symbol(args: tuple, kwargs: dict) -> bool:
+    flat, _ = flatten((tuple(args), dict(kwargs)))
+    return any(isinstance(x, Symbol) for x in flat)
+
+
+def _has_ndarray(args: tuple, kwargs: dict) -> bool:
+    flat, _ = flatten((tuple(args), dict(kwargs)))
+    return any(isinstance(x, nd.NDArray) for x in flat)
+

@@ -1,0 +1,149 @@
+"""Tracing a HybridBlock into a Symbol graph.
+
+Inputs become tracers named `data` (or `data0`, `data1`, ...), parameters
+become their variables, and the block's own forward code runs once on
+them; every operator it applies evaluates shapes and dtypes abstractly
+(symbol/tracer.py). The result records what the code read, so the cache can
+tell whether a new input shape needs a new trace.
+"""
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from typing import Any
+
+import numpy as np
+
+import nd
+from symbol import Symbol
+from symbol.graph import IndexedGraph
+from symbol.tracer import TraceState, Tracer, trace_scope
+
+from .parameter import _TRACING, Parameter
+
+_LEAF_TYPES = (nd.NDArray, Symbol)
+
+
+def flatten(args: Any) -> tuple[list, Any]:
+    """Flatten nested lists/tuples/dicts of arrays into (leaves, format)."""
+    if isinstance(args, _LEAF_TYPES) or args is None or isinstance(args, (numbers.Number, np.generic, str)):
+        return [args], 0
+    if isinstance(args, dict):
+        keys = sorted(args)
+        flat, fmts = [], []
+        for k in keys:
+            f, fmt = flatten(args[k])
+            flat.extend(f)
+            fmts.append(fmt)
+        return flat, ("dict", tuple(keys), tuple(fmts))
+    if isinstance(args, (list, tuple)):
+        flat, fmts = [], []
+        for a in args:
+            f, fmt = flatten(a)
+            flat.extend(f)
+            fmts.append(fmt)
+        return flat, (type(args).__name__, tuple(fmts))
+    raise TypeError(f"HybridBlock inputs and outputs must be (nested) lists/tuples/dicts of NDArrays, "
+                    f"Symbols, numbers or None; got {type(args).__name__}")
+
+
+def regroup(flat: list, fmt: Any) -> Any:
+    """Inverse of flatten."""
+    def build(it, fmt):
+        if fmt == 0:
+            return next(it)
+        if fmt[0] == "dict":
+            return {k: build(it, f) for k, f in zip(fmt[1], fmt[2])}
+        items = [build(it, f) for f in fmt[1]]
+        return tuple(items) if fmt[0] == "tuple" else items
+    return build(iter(flat), fmt)
+
+
+def signature(flat: list) -> tuple:
+    """The cache key part of the inputs: (shape, dtype) of arrays, values of constants."""
+    out = []
+    for x in flat:
+        if isinstance(x, nd.NDArray):
+            out.append((x.shape, x.dtype.str))
+        else:
+            out.append(("const", type(x).__name__, x if not isinstance(x, np.generic) else x.item()))
+    return tuple(out)
+
+
+def generic_signature(flat: list) -> tuple:
+    """Like `signature` with only the rank of each array (for shape-generic graphs)."""
+    return tuple((len(x.shape), x.dtype.str) if isinstance(x, nd.NDArray) else s
+                 for x, s in zip(flat, signature(flat)))
+
+
+@dataclasses.dataclass
+class TracedGraph:
+    """One trace of a block: its graph, and how to feed and unpack it."""
+
+    symbol: Symbol
+    input_names: list[str]       # variable names of the array inputs, in flat order
+    array_positions: list[int]   # which flat input positions are arrays
+    params: list[Parameter]      # parameters used by the graph, in graph input order
+    out_fmt: Any
+    shape_generic: bool          # the code never read a concrete shape
+
+    def param_names(self) -> list[str]:
+        return [p.name for p in self.params]
+
+
+def trace_block(block: Any, args: tuple, kwargs: dict) -> TracedGraph:
+    """Run the block's forward on tracers and return the resulting graph."""
+    flat, fmt = flatten((tuple(args), dict(kwargs)))
+    positions = [i for i, x in enumerate(flat) if isinstance(x, nd.NDArray)]
+    names = ["data"] if len(positions) == 1 else [f"data{k}" for k in range(len(positions))]
+    state = TraceState(block.name)
+    params = list(block.collect_params().values())
+    with trace_scope(state):
+        for name, i in zip(names, positions):
+            tracer = Tracer([_input_entry(name)])
+            state.set_aval(tracer._outputs[0], flat[i].shape, flat[i].dtype)
+            flat[i] = tracer
+        ptracers = {}
+        for p in params:
+            tracer = Tracer(p.var()._outputs)
+            state.set_aval(tracer._outputs[0], p.shape if p.shape else None, p.dtype)
+            ptracers[id(p)] = tracer
+        token = _TRACING.set(ptracers)
+        try:
+            targs, tkwargs = regroup(flat, fmt)
+            with block.name_scope():
+                out = block.forward(*targs, **tkwargs)
+        finally:
+            _TRACING.reset(token)
+        out_flat, out_fmt = flatten(_split_groups(out))
+        for o in out_flat:
+            if not isinstance(o, Symbol):
+                raise TypeError(f"{block.name}: a hybridized block must return arrays computed from its inputs, "
+                                f"got {type(o).__name__} among its outputs")
+        _learn_param_shapes(state, params, ptracers)
+    sym = Symbol([o._outputs[0] for o in out_flat])
+    graph_inputs = {id(n) for n in IndexedGraph(sym._outputs).input_nodes()}
+    used = [p for p in params if id(p.var()._outputs[0][0]) in graph_inputs]
+    return TracedGraph(sym, names, positions, used, out_fmt, not state.shape_read)
+
+
+def _split_groups(out: Any) -> Any:
+    """A multi-output symbol returned as one value becomes a list of single outputs."""
+    if isinstance(out, Symbol) and len(out._outputs) > 1:
+        return [Tracer([e]) for e in out._outputs]
+    if isinstance(out, (list, tuple)):
+        return type(out)(_split_groups(o) for o in out)
+    return out
+
+
+def _input_entry(name: str):
+    from symbol.graph import Node
+    return (Node(None, name, None, (), {}), 0)
+
+
+def _learn_param_shapes(state: TraceState, params: list[Parameter], ptracers: dict) -> None:
+    """Deferred initialisation: shapes the trace inferred for parameters become theirs."""
+    for p in params:
+        shape = state.aval(ptracers[id(p)]._outputs[0])[0]
+        if shape is not None and all(d > 0 for d in shape) and (p.shape is None or 0 in p.shape):
+            p.shape = tuple(shape)
