@@ -1,0 +1,883 @@
+"""Neural-network layers, activations and loss operators (MXNet 1.9.1 semantics).
+
+FullyConnected, Activation, LeakyReLU, the softmax family, the loss-style
+output layers (SoftmaxOutput, *RegressionOutput, MakeLoss, make_loss),
+softmax_cross_entropy, smooth_l1, hard_sigmoid, Dropout and
+_contrib_div_sqrt_dim.
+
+Gradient rules only call registry operators through `F`. Where MXNet's
+backward is a formula rather than a derivative (loss layers) or is heavy
+(FullyConnected), a hidden `_backward_*` operator carries the kernel; those
+are ordinary registry entries. Deliberate differences from MXNet 1.9.1:
+
+* LeakyReLU(selu) backward is the true derivative `y + lambda*alpha` for x<0;
+  MXNet computes `lambda*(y + alpha)` (formats.md section 3).
+* SoftmaxActivation(mode='instance') on >2-D data differentiates along the last
+  axis, like its forward; MXNet's backward runs along axis 1 (undocumented
+  defect that the golden act.SoftmaxActivation.0 reproduces).
+* SoftmaxOutput(out_grad=True) multiplies by the head gradient as documented;
+  MXNet multiplies by the softmax output. smooth_alpha also smooths
+  multi_output labels; MXNet silently ignores it there.
+* Dropout with p=1 outputs zeros (MXNet gives NaN from 0 * 1/0).
+* rrelu's mask output at inference holds the fixed slope (MXNet leaves it
+  uninitialised), so a backward at inference is still the right derivative.
+"""
+from __future__ import annotations
+
+import math
+import numpy as np
+
+from .. import rng
+from ..attrs import Attr
+from ..errors import AttrError, DTypeError, ShapeError
+from ..registry import ZERO_GRAD, merge_shape, register, same_shape, same_type
+from . import special
+
+# ---------------------------------------------------------------------------
+# small shared helpers
+
+
+def _given(a) -> dict:
+    """The attributes a call gave (MXNet strings), without hidden `__x__` ones."""
+    return {k: v for k, v in a.given.items() if not (k.startswith("__") and k.endswith("__"))}
+
+
+def _merge(op: str, name: str, got, want):
+    """Unify an input's shape with the one the operator expects, naming both on failure."""
+    try:
+        return merge_shape(got, want)
+    except ShapeError:
+        raise ShapeError(f"operator {op}: input {name!r} has shape {tuple(got)}, "
+                         f"expected {tuple(want)}") from None
+
+
+def _prod(dims) -> int:
+    out = 1
+    for d in dims:
+        out *= d
+    return out
+
+
+def _norm_axis(op: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise AttrError(f"operator {op}: axis {axis} is out of range for an input with {ndim} "
+                        f"dimension(s); expected -{ndim} <= axis < {ndim}")
+    return axis % ndim
+
+
+def _select(F, m, pos, neg):
+    """`m * pos + (1 - m) * neg` for a 0/1 mask `m` (a differentiable where)."""
+    return F.elemwise_add(F.elemwise_mul(m, pos), F.elemwise_mul(F._rminus_scalar(m, scalar=1.0), neg))
+
+
+def _positive(F, x):
+    """1 where x > 0, else 0 (its gradient is zero)."""
+    return F._greater_scalar(x, scalar=0.0)
+
+
+def _sigmoid(xp, x):
+    """Overflow-free logistic function in the input's dtype."""
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+# ---------------------------------------------------------------------------
+# FullyConnected
+
+
+def _fc_inputs(a) -> tuple:
+    return ("data", "weight") if a.no_bias else ("data", "weight", "bias")
+
+
+def _fc_rows(a, dshape: tuple) -> tuple:
+    """The 2-D (rows, K) view of the data that the product uses."""
+    if a.flatten:
+        return (dshape[0], _prod(dshape[1:]))
+    return (_prod(dshape[:-1]), dshape[-1])
+
+
+def _fc_out_shape(a, dshape: tuple) -> tuple:
+    return (dshape[0], a.num_hidden) if a.flatten else tuple(dshape[:-1]) + (a.num_hidden,)
+
+
+def _fc_check(a) -> None:
+    if a.num_hidden < 1:
+        raise AttrError(f"operator FullyConnected: attribute 'num_hidden' must be >= 1, got {a.num_hidden}")
+
+
+def _fc_shape(a, dshape, wshape=None, bshape=None):
+    """weight (num_hidden, K) and bias (num_hidden,) from the data; output from both."""
+    _fc_check(a)
+    hid = a.num_hidden
+    if dshape is None or len(dshape) == 0:
+        return None
+    dshape = tuple(dshape)
+    if a.flatten:
+        k = _prod(dshape[1:]) if all(dshape[1:]) else 0
+    else:
+        k = dshape[-1]
+    wshape = _merge("FullyConnected", "weight", wshape, (hid, k))
+    if k == 0 and wshape[1] and (not a.flatten or len(dshape) == 2):
+        dshape = dshape[:-1] + (wshape[1],)
+    ins = [dshape, wshape]
+    if not a.no_bias:
+        if bshape is not None and len(bshape) == 2:
+            ins.append(_merge("FullyConnected", "bias", bshape, (hid, 1)))
+        else:
+            ins.append(_merge("FullyConnected", "bias", bshape, (hid,)))
+    return ins, [_fc_out_shape(a, dshape)]
+
+
+@register("FullyConnected", inputs=_fc_inputs, learnable=("weight", "bias"),
+          attrs={"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
+                 "no_bias": Attr("bool", False, "Whether to disable bias parameter."),
+                 "flatten": Attr("bool", True, "Whether to collapse all but the first axis of the "
+                                               "input data tensor.")},
+          infer_shape=_fc_shape)
+def FullyConnected(xp, a, data, weight, bias=None):
+    """out = data @ weight.T + bias; with flatten, data is first reshaped to (batch, -1)."""
+    _fc_shape(a, data.shape, weight.shape, None if bias is None else bias.shape)
+    out = data.reshape(_fc_rows(a, data.shape)) @ weight.T
+    if bias is not None:
+        out += bias.reshape(-1)
+    return (out.reshape(_fc_out_shape(a, data.shape)),)
+
+
+@FullyConnected.def_gradient
+def _fc_gradient(F, a, inputs, outputs, ograds):
+    res = F._backward_FullyConnected(ograds[0], *inputs, **_given(a))
+    return [res[i] for i in range(len(inputs))]
+
+
+def _fc_back_outputs(a) -> tuple:
+    return ("data_grad", "weight_grad") if a.no_bias else ("data_grad", "weight_grad", "bias_grad")
+
+
+def _fc_back_shape(a, gshape, dshape, wshape, bshape=None):
+    fwd = _fc_shape(a, dshape, wshape, bshape)
+    if fwd is None:
+        return None
+    ins, outs = fwd
+    return [_merge("_backward_FullyConnected", "ograd", gshape, outs[0]), *ins], list(ins)
+
+
+@register("_backward_FullyConnected", inputs=lambda a: ("ograd",) + _fc_inputs(a),
+          outputs=_fc_back_outputs, infer_shape=_fc_back_shape,
+          attrs={"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
+                 "no_bias": Attr("bool", False, "Whether the forward had no bias."),
+                 "flatten": Attr("bool", True, "Whether the forward flattened its data.")})
+def _backward_FullyConnected(xp, a, ograd, data, weight, bias=None):  # noqa: PLR0917 - kernel signature
+    """Gradients of FullyConnected: (ograd @ W, ograd.T @ X, sum of ograd over rows)."""
+    g2 = ograd.reshape(-1, a.num_hidden)
+    x2 = data.reshape(_fc_rows(a, data.shape))
+    out = [(g2 @ weight).reshape(data.shape), g2.T @ x2]
+    if bias is not None:
+        out.append(g2.sum(axis=0).reshape(bias.shape))
+    return tuple(out)
+
+
+@_backward_FullyConnected.def_gradient
+def _fc_back_gradient(F, a, inputs, outputs, ograds):
+    """The backward is bilinear, so its own gradients are FullyConnected products again."""
+    g, data, weight = inputs[:3]
+    u_dx, u_dw = ograds[0], ograds[1]
+    kw = {"num_hidden": a.num_hidden, "flatten": a.flatten}
+    from_dx = (F.FullyConnected(u_dx, weight, num_hidden=a.num_hidden, flatten=a.flatten, no_bias=True)
+               if a.no_bias else F.FullyConnected(u_dx, weight, ograds[2], no_bias=False, **kw))
+    d_g = F.elemwise_add(from_dx, F.FullyConnected(data, u_dw, no_bias=True, **kw))
+    d_data = F._backward_FullyConnected(g, data, u_dw, no_bias=True, **kw)[0]
+    d_weight = F._backward_FullyConnected(g, u_dx, weight, no_bias=True, **kw)[1]
+    return [d_g, d_data, d_weight] + ([] if a.no_bias else [None])
+
+
+# ---------------------------------------------------------------------------
+# Activation
+
+
+def _softrelu(xp, x):
+    return xp.logaddexp(x.dtype.type(0), x)
+
+
+_ACT_KERNELS = {
+    "relu": lambda xp, x: xp.maximum(x, x.dtype.type(0)),
+    "sigmoid": _sigmoid,
+    "tanh": lambda xp, x: xp.tanh(x),
+    "softrelu": _softrelu,
+    "softsign": lambda xp, x: x / (1 + xp.abs(x)),
+}
+
+# act_type -> d(out)/d(in) as F ops of (x, y)
+_ACT_DERIVATIVES = {
+    "relu": lambda F, x, y: _positive(F, y),
+    "sigmoid": lambda F, x, y: F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0)),
+    "tanh": lambda F, x, y: F._rminus_scalar(F.square(y), scalar=1.0),
+    "softrelu": lambda F, x, y: F.sigmoid(x),
+    "softsign": lambda F, x, y: F.reciprocal(F.square(F._plus_scalar(F.abs(x), scalar=1.0))),
+}
+
+
+@register("Activation", infer_shape=same_shape, elementwise=True,
+          attrs={"act_type": Attr("str", doc="Activation function to be applied.",
+                                  choices=("relu", "sigmoid", "softrelu", "softsign", "tanh"))})
+def Activation(xp, a, data):
+    """Elementwise relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign (x/(1+|x|))."""
+    return (_ACT_KERNELS[a.act_type](xp, data),)
+
+
+@Activation.def_gradient
+def _act_gradient(F, a, inputs, outputs, ograds):
+    return [F.elemwise_mul(ograds[0], _ACT_DERIVATIVES[a.act_type](F, inputs[0], outputs[0]))]
+
+
+# ---------------------------------------------------------------------------
+# LeakyReLU
+
+_SELU_LAMBDA = 1.0507009873554804934193349852946
+_SELU_ALPHA = 1.6732632423543772848170429916717
+
+
+def _leaky_inputs(a) -> tuple:
+    return ("data", "gamma") if a.act_type == "prelu" else ("data",)
+
+
+def _leaky_outputs(a) -> tuple:
+    return ("output", "mask") if a.act_type == "rrelu" else ("output",)
+
+
+def _channel_axis(ndim: int) -> int:
+    """The axis PReLU's gamma runs along: 1, or 0 for 1-D data."""
+    return 1 if ndim >= 2 else 0
+
+
+def _gamma_view(shape: tuple, gamma_size: int) -> tuple:
+    """The shape gamma takes to broadcast against data of `shape`."""
+    if gamma_size == 1:
+        return (1,) * len(shape)
+    view = [1] * len(shape)
+    view[_channel_axis(len(shape))] = gamma_size
+    return tuple(view)
+
+
+def _leaky_shape(a, dshape, gshape=None):
+    if dshape is None or len(dshape) == 0:
+        return None
+    ins = [tuple(dshape)]
+    if a.act_type == "prelu":
+        chans = dshape[_channel_axis(len(dshape))]
+        if gshape is None or gshape == (0,):
+            gshape = (chans,)
+        elif not (len(gshape) == 1 and gshape[0] in (1, chans)):
+            raise ShapeError(f"operator LeakyReLU(prelu): input 'gamma' has shape {tuple(gshape)}, "
+                             f"expected ({chans},) or (1,) for data of shape {tuple(dshape)}")
+        ins.append(tuple(gshape))
+    return ins, [tuple(dshape)] * len(_leaky_outputs(a))
+
+
+def _leaky_type(a, *dtypes):
+    res = same_type(a, *dtypes)
+    if res is None:
+        return None
+    ins, outs = res
+    return ins, outs * len(_leaky_outputs(a))
+
+
+def _rrelu_mask(xp, a, data, is_train: bool):
+    if is_train:
+        r = rng.generator(xp).random(data.shape)
+        return (a.lower_bound + (a.upper_bound - a.lower_bound) * r).astype(data.dtype)
+    return xp.full(data.shape, (a.lower_bound + a.upper_bound) / 2, dtype=data.dtype)
+
+
+@register("LeakyReLU", inputs=_leaky_inputs, outputs=_leaky_outputs, learnable=("gamma",),
+          infer_shape=_leaky_shape, infer_type=_leaky_type, train_aware=True,
+          is_random=True,  # rrelu draws slopes in training (a bool cannot depend on act_type)
+          attrs={"act_type": Attr("str", "leaky", "Activation function to be applied.",
+                                  choices=("elu", "gelu", "leaky", "prelu", "rrelu", "selu")),
+                 "slope": Attr("float", 0.25, "Init slope for the activation. (For leaky and elu only)"),
+                 "lower_bound": Attr("float", 0.125, "Lower bound of random slope. (For rrelu only)"),
+                 "upper_bound": Attr("float", 0.334, "Upper bound of random slope. (For rrelu only)")})
+def LeakyReLU(xp, a, data, gamma=None, *, is_train=False):
+    """Leaky/parametric/randomized ReLU, ELU, SELU and GELU (erf form)."""
+    if data.dtype.kind != "f":
+        raise DTypeError(f"operator LeakyReLU: only floating point data is supported, got {data.dtype}")
+    t, pos = a.act_type, data > 0
+    if t == "leaky":
+        return (xp.where(pos, data, data * a.slope).astype(data.dtype, copy=False),)
+    if t == "prelu":
+        _leaky_shape(a, data.shape, gamma.shape)
+        slope = gamma.reshape(_gamma_view(data.shape, gamma.size))
+        return (xp.where(pos, data, data * slope).astype(data.dtype, copy=False),)
+    if t == "rrelu":
+        mask = _rrelu_mask(xp, a, data, is_train)
+        return (xp.where(pos, data, data * mask), mask)
+    if t == "elu":
+        return (xp.where(pos, data, a.slope * xp.expm1(data)).astype(data.dtype, copy=False),)
+    if t == "selu":
+        return ((_SELU_LAMBDA * xp.where(pos, data, _SELU_ALPHA * xp.expm1(data))).astype(data.dtype),)
+    cdf = 0.5 * (1 + special.erf(xp, data / math.sqrt(2)))
+    return ((data * cdf).astype(data.dtype),)
+
+
+def _gelu_derivative(F, x):
+    """Phi(x) + x * phi(x) for gelu(x) = x * Phi(x)."""
+    cdf = F._plus_scalar(F._mul_scalar(F.erf(F._mul_scalar(x, scalar=1 / math.sqrt(2))), scalar=0.5),
+                         scalar=0.5)
+    pdf = F._mul_scalar(F.exp(F._mul_scalar(F.square(x), scalar=-0.5)), scalar=1 / math.sqrt(2 * math.pi))
+    return F.elemwise_add(cdf, F.elemwise_mul(x, pdf))
+
+
+@LeakyReLU.def_gradient
+def _leaky_gradient(F, a, inputs, outputs, ograds):
+    x, y, g = inputs[0], outputs[0], ograds[0]
+    t = a.act_type
+    if t == "gelu":
+        return [F.elemwise_mul(g, _gelu_derivative(F, x))]
+    m = _positive(F, x)
+    if t == "leaky":
+        factor = F._plus_scalar(F._mul_scalar(m, scalar=1.0 - a.slope), scalar=a.slope)
+    elif t == "elu":  # slope * exp(x) == y + slope where x <= 0
+        factor = _select(F, m, F.ones_like(x), F._plus_scalar(y, scalar=a.slope))
+    elif t == "selu":  # lambda * alpha * exp(x) == y + lambda * alpha where x <= 0
+        factor = _select(F, m, F._mul_scalar(F.ones_like(x), scalar=_SELU_LAMBDA),
+                         F._plus_scalar(y, scalar=_SELU_LAMBDA * _SELU_ALPHA))
+    elif t == "rrelu":
+        factor = _select(F, m, F.ones_like(x), outputs[1])
+    else:  # prelu
+        gamma = inputs[1]
+        neg = F.elemwise_mul(g, F.elemwise_mul(x, F._rminus_scalar(m, scalar=1.0)))
+        return [F.elemwise_mul(g, _select(F, m, F.ones_like(x), F._prelu_expand(gamma, x))),
+                F._prelu_reduce(neg, gamma)]
+    return [F.elemwise_mul(g, factor)]
+
+
+@register("_prelu_expand", inputs=("gamma", "like"), infer_type=lambda a, g, like: ([g, like], [g]),
+          infer_shape=lambda a, g, like: None if like is None else ([g, like], [like]),
+          doc="PReLU's gamma broadcast along the channel axis of `like` (hybridgraph helper).")
+def _prelu_expand(xp, a, gamma, like):
+    view = gamma.reshape(_gamma_view(like.shape, gamma.size))
+    return (xp.broadcast_to(view, like.shape).copy(),)
+
+
+@register("_prelu_reduce", inputs=("data", "gamma"), infer_type=lambda a, d, g: ([d, g], [d]),
+          infer_shape=lambda a, d, g: None if g is None else ([d, g], [g]),
+          doc="Sum `data` over every axis but PReLU's channel axis, to gamma's shape (hybridgraph helper).")
+def _prelu_reduce(xp, a, data, gamma):
+    if gamma.size == 1:
+        return (data.sum().reshape(gamma.shape),)
+    ch = _channel_axis(data.ndim)
+    axes = tuple(i for i in range(data.ndim) if i != ch)
+    return (data.sum(axis=axes).reshape(gamma.shape),)
+
+
+_prelu_expand.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_reduce(ograds[0], inputs[0]), None])
+_prelu_reduce.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_expand(ograds[0], inputs[0]), None])
+
+
+# ---------------------------------------------------------------------------
+# softmax, log_softmax, softmin, SoftmaxActivation
+
+_SOFTMAX_ATTRS = {
+    "axis": Attr("int", -1, "The axis along which to compute softmax."),
+    "temperature": Attr("float", None, "Temperature parameter in softmax"),
+    "dtype": Attr("dtype", None, "DType of the output in case this can't be inferred. Defaults to "
+                                 "the same as input's dtype if not defined (dtype=None).",
+                  choices=("float16", "float32", "float64")),
+    "use_length": Attr("bool", False, "Whether to use the length input as a mask over the data input.",
+                       optional=True),
+}
+
+
+def softmax_kernel(xp, x, axis: int, temperature: float | None = None, *, negate: bool = False,
+                   log: bool = False, length=None, dtype=None):
+    """Numerically stable (log-)softmax of x/temperature along an axis.
+
+    `length` (integers, x's shape without `axis`) masks positions at or past
+    each length: they get 0 (and rows of length 0 are all 0). Computes in the
+    wider of the input and output dtypes and returns `dtype` (default: x's).
+    """
+    out_dtype = np.dtype(dtype or x.dtype)
+    z = x.astype(np.promote_types(x.dtype, out_dtype), copy=False)
+    if temperature is not None and temperature != 1.0:
+        z = z / z.dtype.type(temperature)
+    if negate:
+        z = -z
+    valid = None
+    if length is not None:
+        ar = xp.arange(x.shape[axis]).reshape((-1,) + (1,) * (x.ndim - axis - 1))
+        valid = ar < xp.expand_dims(length, axis)
+        z = xp.where(valid, z, z.dtype.type(-np.inf))
+    zmax = z.max(axis=axis, keepdims=True)
+    if valid is not None:
+        zmax = xp.where(xp.isfinite(zmax), zmax, zmax.dtype.type(0))
+    z = z - zmax
+    e = xp.exp(z)
+    s = e.sum(axis=axis, keepdims=True)
+    if log:
+        out = z - xp.log(s)
+    elif valid is not None:
+        out = xp.where(valid, e / xp.where(s > 0, s, s.dtype.type(1)), e.dtype.type(0))
+    else:
+        out = e / s
+    return out.astype(out_dtype, copy=False)
+
+
+def _softmax_inputs(a) -> tuple:
+    return ("data", "length") if a.use_length else ("data",)
+
+
+def _softmax_shape(op: str):
+    def infer(a, dshape, lshape=None):
+        if dshape is None:
+            return None
+        ax = _norm_axis(op, a.axis, len(dshape))
+        ins = [tuple(dshape)]
+        if a.use_length:
+            ins.append(_merge(op, "length", lshape, tuple(dshape[:ax]) + tuple(dshape[ax + 1:])))
+        return ins, [tuple(dshape)]
+    return infer
+
+
+def _softmax_type(a, dt, lt=None):
+    if dt is None:
+        return None
+    if lt is not None and np.dtype(lt).kind not in "iu":
+        raise DTypeError(f"operator softmax: input 'length' must have an integer dtype, got {lt}")
+    ins = [dt] + ([lt] if a.use_length else [])
+    return ins, [np.dtype(a.dtype) if a.dtype else dt]
+
+
+def _softmax_vjp(F, y, g, axis: int, log: bool):
+    """Vector-Jacobian product of softmax (or log_softmax) at output y."""
+    if log:
+        s = F.sum(g, axis=(axis,), keepdims=True)
+        return F.elemwise_sub(g, F.broadcast_mul(F.exp(y), s))
+    s = F.sum(F.elemwise_mul(g, y), axis=(axis,), keepdims=True)
+    return F.elemwise_mul(y, F.broadcast_sub(g, s))
+
+
+def _softmax_gradient(negate: bool, log: bool):
+    def gradient(F, a, inputs, outputs, ograds):
+        gx = _softmax_vjp(F, outputs[0], ograds[0], a.axis, log)
+        scale = (-1.0 if negate else 1.0) / (a.temperature if a.temperature is not None else 1.0)
+        if scale != 1.0:
+            gx = F._mul_scalar(gx, scalar=scale)
+        if a.dtype is not None:
+            gx = F._nn_cast_like(gx, inputs[0])
+        return [gx] + [None] * (len(inputs) - 1)
+    return gradient
+
+
+def _register_softmax(name: str, negate: bool, log: bool, doc: str) -> None:
+    with_length = name == "softmax"
+
+    def forward(xp, a, data, length=None):
+        _norm_axis(name, a.axis, data.ndim)
+        if a.use_length and not with_length:
+            raise AttrError(f"operator {name}: use_length=True is only supported by softmax")
+        if length is not None and length.dtype.kind not in "iu":
+            raise DTypeError(f"operator {name}: input 'length' must have an integer dtype, got {length.dtype}")
+        return (softmax_kernel(xp, data, a.axis % data.ndim, a.temperature, negate=negate, log=log,
+                               length=length, dtype=a.dtype),)
+
+    register(name, inputs=_softmax_inputs if with_length else ("data",), attrs=dict(_SOFTMAX_ATTRS),
+             learnable=("length",) if with_length else (), infer_shape=_softmax_shape(name),
+             infer_type=_softmax_type, gradient=_softmax_gradient(negate, log), doc=doc)(forward)
+
+
+_register_softmax("softmax", False, False, "Softmax of data/temperature along an axis, optionally "
+                                           "masked by per-row lengths (use_length).")
+_register_softmax("log_softmax", False, True, "Log of the softmax along an axis.")
+_register_softmax("softmin", True, False, "Softmax of -data/temperature along an axis.")
+
+
+@register("_nn_cast_like", inputs=("data", "like"), infer_type=lambda a, d, like: ([d, like], [like]),
+          infer_shape=lambda a, d, like: ([d, like], [d]),
+          doc="data cast to the dtype of `like` (hybridgraph helper for softmax's dtype gradient).")
+def _nn_cast_like(xp, a, data, like):
+    return (data.astype(like.dtype),)
+
+
+_nn_cast_like.def_gradient(lambda F, a, inputs, outputs, ograds: [F._nn_cast_like(ograds[0], inputs[0]), None])
+
+
+def _softmax_act_axis(a, ndim: int) -> int:
+    if a.mode == "channel":
+        if ndim < 3:
+            raise ShapeError(f"operator SoftmaxActivation: mode='channel' needs data with at least 3 "
+                             f"dimensions, got {ndim}")
+        return 1
+    return ndim - 1
+
+
+@register("SoftmaxActivation", infer_shape=same_shape,
+          attrs={"mode": Attr("str", "instance", "Specifies how to compute the softmax: 'instance' "
+                                                 "over the last axis, 'channel' over axis 1.",
+                              choices=("channel", "instance"))})
+def SoftmaxActivation(xp, a, data):
+    """Softmax over the last axis (mode='instance') or over the channel axis 1 (mode='channel')."""
+    return (softmax_kernel(xp, data, _softmax_act_axis(a, data.ndim)),)
+
+
+@SoftmaxActivation.def_gradient
+def _softmax_act_gradient(F, a, inputs, outputs, ograds):
+    axis = 1 if a.mode == "channel" else -1
+    return [_softmax_vjp(F, outputs[0], ograds[0], axis, False)]
+
+
+# ---------------------------------------------------------------------------
+# SoftmaxOutput
+
+_SOFTMAX_OUTPUT_ATTRS = {
+    "grad_scale": Attr("float", 1.0, "Scales the gradient by a float factor."),
+    "ignore_label": Attr("float", -1.0, "The instances whose `labels` == `ignore_label` will be ignored "
+                                        "during backward, if `use_ignore` is set to ``true``)."),
+    "multi_output": Attr("bool", False, "If set to ``true``, the softmax function will be computed "
+                                        "along axis ``1``."),
+    "use_ignore": Attr("bool", False, "If set to ``true``, the `ignore_label` value will not contribute "
+                                      "to the backward gradient."),
+    "preserve_shape": Attr("bool", False, "If set to ``true``, the softmax function will be computed "
+                                          "along the last axis (``-1``)."),
+    "normalization": Attr("str", "null", "Normalizes the gradient.", choices=("batch", "null", "valid")),
+    "out_grad": Attr("bool", False, "Multiplies gradient with output gradient element-wise."),
+    "smooth_alpha": Attr("float", 0.0, "Constant for computing a label smoothed version of "
+                                       "cross-entropy for the backwards pass."),
+}
+
+
+def _softmax_output_label_shape(a, dshape: tuple, lshape):
+    """MXNet's label rule: data's shape (probabilities), or class indices per row."""
+    if lshape is not None and tuple(lshape) == tuple(dshape):
+        return tuple(lshape)
+    if not a.multi_output:
+        return _merge("SoftmaxOutput", "label", lshape, tuple(dshape[:-1]))
+    rest = tuple(dshape[2:])
+    allowed = [(dshape[0], _prod(rest)), (dshape[0],) + rest, (dshape[0], 1) + rest]
+    if lshape is None:
+        return allowed[0]
+    if tuple(lshape) not in allowed:
+        raise ShapeError(f"operator SoftmaxOutput: input 'label' has shape {tuple(lshape)}, "
+                         f"expected {allowed[0]} or {allowed[1]}")
+    return tuple(lshape)
+
+
+def _softmax_output_shape(a, dshape, lshape=None):
+    if dshape is None or len(dshape) == 0:
+        return None
+    if a.multi_output and len(dshape) < 2:
+        raise ShapeError(f"operator SoftmaxOutput: multi_output needs data with at least 2 "
+                         f"dimensions, got shape {tuple(dshape)}")
+    return [tuple(dshape), _softmax_output_label_shape(a, dshape, lshape)], [tuple(dshape)]
+
+
+@register("SoftmaxOutput", aliases=("Softmax",), inputs=("data", "label"), learnable=("label",),
+          attrs=dict(_SOFTMAX_OUTPUT_ATTRS), infer_shape=_softmax_output_shape, loss=True)
+def SoftmaxOutput(xp, a, data, label):
+    """Softmax in the forward pass; backward is (softmax - onehot(label)) * grad_scale / norm."""
+    _softmax_output_shape(a, data.shape, label.shape)
+    if a.multi_output:
+        return (softmax_kernel(xp, data, 1),)
+    if a.preserve_shape:
+        return (softmax_kernel(xp, data, data.ndim - 1),)
+    flat = data.reshape(data.shape[0], -1)
+    return (softmax_kernel(xp, flat, 1).reshape(data.shape),)
+
+
+@SoftmaxOutput.def_gradient
+def _softmax_output_gradient(F, a, inputs, outputs, ograds):
+    return [F._backward_SoftmaxOutput(ograds[0], outputs[0], inputs[1], **_given(a)), None]
+
+
+def _class_targets(xp, labels, classes: int, axis: int, *, alpha: float, dtype):
+    """One-hot targets along `axis` (label smoothing spreads alpha over the other classes)."""
+    shape = [1] * (labels.ndim + 1)
+    shape[axis] = classes
+    onehot = xp.arange(classes).reshape(shape) == xp.expand_dims(labels, axis)
+    if alpha == 0:
+        return onehot.astype(dtype)
+    off = alpha / (classes - 1) if classes > 1 else 0.0
+    return xp.where(onehot, 1.0 - alpha, off).astype(dtype)
+
+
+def _ignore_count(xp, a, labels) -> int:
+    """How many labels count for normalization='valid' (at least 1)."""
+    ignored = int((labels == int(a.ignore_label)).sum())
+    return max(labels.size - ignored, 1)
+
+
+@register("_backward_SoftmaxOutput", inputs=("ograd", "output", "label"), attrs=dict(_SOFTMAX_OUTPUT_ATTRS),
+          infer_shape=lambda a, g, o, lab: None if o is None else ([o, o, lab], [o]),
+          infer_type=lambda a, g, o, lab: None if o is None else ([o, o, lab], [o]))
+def _backward_SoftmaxOutput(xp, a, ograd, out, label):
+    """MXNet's SoftmaxOutput backward: not a derivative, a cross-entropy gradient formula."""
+    if label.shape == out.shape:  # probabilities as labels
+        grad = (out - label) * out.dtype.type(a.grad_scale)
+        return ((grad * ograd if a.out_grad else grad).astype(out.dtype, copy=False),)
+    if a.multi_output:
+        n, k = out.shape[:2]
+        spatial = out.size // (n * k)
+        probs, labels, axis = out.reshape(n, k, spatial), label.reshape(n, spatial).astype(np.int64), 1
+    else:
+        probs = out.reshape(-1, out.shape[-1]) if a.preserve_shape else out.reshape(out.shape[0], -1)
+        labels, axis = label.reshape(-1).astype(np.int64)[:probs.shape[0]], 1
+    grad = probs - _class_targets(xp, labels, probs.shape[1], axis, alpha=a.smooth_alpha, dtype=out.dtype)
+    if a.use_ignore:
+        grad = grad * xp.expand_dims(labels != int(a.ignore_label), axis).astype(out.dtype)
+    all_labels = label.reshape(-1).astype(np.int64)
+    if a.normalization == "batch":
+        count = label.shape[0] if a.multi_output else label.size
+    elif a.normalization == "valid":
+        count = _ignore_count(xp, a, all_labels)
+    else:
+        count = 1
+    scale = a.grad_scale / count
+    if a.multi_output and a.normalization != "valid":
+        scale /= spatial
+    grad = (grad * scale).astype(out.dtype, copy=False).reshape(out.shape)
+    return (grad * ograd if a.out_grad else grad,)
+
+
+# ---------------------------------------------------------------------------
+# regression outputs
+
+
+def _regression_shape(name: str):
+    def infer(a, dshape, lshape=None):
+        if dshape is None or len(dshape) == 0:
+            return None
+        dshape = tuple(dshape)
+        if lshape is None or len(lshape) == 0:
+            lshape = (dshape[0],) if len(dshape) == 2 and dshape[1] == 1 else dshape
+        elif lshape[0] != dshape[0] or _prod(lshape) != _prod(dshape):
+            raise ShapeError(f"operator {name}: input 'label' has shape {tuple(lshape)}, expected the "
+                             f"batch size and element count of data {dshape}")
+        return [dshape, tuple(lshape)], [dshape]
+    return infer
+
+
+def _regression_kernels():
+    """name -> (forward(xp, x), backward(xp, diff) before scaling, MXNet's backward name)."""
+    return {
+        "LinearRegressionOutput": (lambda xp, x: x.copy(), lambda xp, d: d, "_backward_linear_reg_out"),
+        "MAERegressionOutput": (lambda xp, x: x.copy(),
+                                lambda xp, d: xp.where(d > 0, d.dtype.type(1), d.dtype.type(-1)),
+                                "_backward_mae_reg_out"),
+        "LogisticRegressionOutput": (_sigmoid, lambda xp, d: d, "_backward_logistic_reg_out"),
+    }
+
+
+_GRAD_SCALE = {"grad_scale": Attr("float", 1.0, "Scale the gradient by a float factor")}
+
+
+def _register_regression(name: str, fwd, bwd, bwd_name: str) -> None:
+    infer = _regression_shape(name)
+
+    def forward(xp, a, data, label):
+        infer(a, data.shape, label.shape)
+        return (fwd(xp, data),)
+
+    def backward(xp, a, out, label):
+        per_row = label.size // label.shape[0] if label.ndim else 1
+        diff = out - label.reshape(out.shape)
+        return ((bwd(xp, diff) * (a.grad_scale / per_row)).astype(out.dtype, copy=False),)
+
+    def gradient(F, a, inputs, outputs, ograds):
+        return [getattr(F, bwd_name)(outputs[0], inputs[1], **_given(a)), None]
+
+    register(name, inputs=("data", "label"), learnable=("label",), attrs=dict(_GRAD_SCALE),
+             infer_shape=infer, gradient=gradient, loss=True,
+             doc=f"{name}: the forward is {'sigmoid' if 'Logistic' in name else 'identity'}; "
+                 "backward ignores the head gradient.")(forward)
+    register(bwd_name, inputs=("output", "label"), attrs=dict(_GRAD_SCALE),
+             infer_shape=lambda a, o, lab: None if o is None else ([o, lab], [o]),
+             doc=f"Backward of {name}: f(output - label) * grad_scale / (label elements per row).")(backward)
+
+
+for _name, (_fwd, _bwd, _bwd_name) in _regression_kernels().items():
+    _register_regression(_name, _fwd, _bwd, _bwd_name)
+
+
+# ---------------------------------------------------------------------------
+# MakeLoss, make_loss
+
+_MAKE_LOSS_ATTRS = {
+    "grad_scale": Attr("float", 1.0, "Gradient scale as a supplement to unary and binary operators"),
+    "valid_thresh": Attr("float", 0.0, "clip each element in the array to 0 when it is less than "
+                                       "``valid_thresh``. This is used when ``normalization`` is set to "
+                                       "``'valid'``."),
+    "normalization": Attr("str", "null", "If null, the gradient is not normalized; batch divides it by "
+                                         "the batch size; valid by the number of elements above "
+                                         "valid_thresh.", choices=("batch", "null", "valid")),
+}
+
+
+@register("MakeLoss", attrs=dict(_MAKE_LOSS_ATTRS), infer_shape=same_shape, loss=True)
+def MakeLoss(xp, a, data):
+    """Identity forward; backward is grad_scale / normalization, ignoring the head gradient."""
+    return (data.copy(),)
+
+
+@MakeLoss.def_gradient
+def _make_loss_gradient(F, a, inputs, outputs, ograds):
+    return [F._backward_MakeLoss(inputs[0], **_given(a))]
+
+
+@register("_backward_MakeLoss", attrs=dict(_MAKE_LOSS_ATTRS), infer_shape=same_shape, gradient=ZERO_GRAD)
+def _backward_MakeLoss(xp, a, data):
+    """A constant gradient: grad_scale / (1, batch size, or count of data > valid_thresh)."""
+    if a.normalization == "batch":
+        norm = data.shape[0] if data.ndim else 1
+    elif a.normalization == "valid":
+        norm = max(int((data > a.valid_thresh).sum()), 1)
+    else:
+        norm = 1
+    return (xp.full(data.shape, a.grad_scale / norm, dtype=data.dtype),)
+
+
+@register("make_loss", outputs=("loss",), infer_shape=same_shape, loss=True,
+          gradient=lambda F, a, inputs, outputs, ograds: [F.ones_like(outputs[0])])
+def make_loss(xp, a, data):
+    """Identity forward; the gradient is ones, whatever the head gradient."""
+    return (data.copy(),)
+
+
+# ---------------------------------------------------------------------------
+# softmax_cross_entropy
+
+
+def _sce_shape(a, dshape, lshape=None):
+    if dshape is None:
+        return None
+    if len(dshape) != 2:
+        raise ShapeError(f"operator softmax_cross_entropy: input 'data' must be 2-D (batch, classes), "
+                         f"got shape {tuple(dshape)}")
+    lshape = _merge("softmax_cross_entropy", "label", lshape, (dshape[0],))
+    return [tuple(dshape), lshape], [(1,)]
+
+
+def _sce_onehot(xp, data, label):
+    return _class_targets(xp, label.astype(np.int64), data.shape[1], 1, alpha=0.0, dtype=data.dtype)
+
+
+@register("softmax_cross_entropy", inputs=("data", "label"), infer_shape=_sce_shape)
+def softmax_cross_entropy(xp, a, data, label):
+    """Sum over the batch of -log(softmax(data)[label]); labels outside [0, classes) add 0."""
+    _sce_shape(a, data.shape, label.shape)
+    logp = softmax_kernel(xp, data, 1, log=True)
+    return ((-(logp * _sce_onehot(xp, data, label)).sum()).reshape(1).astype(data.dtype),)
+
+
+@softmax_cross_entropy.def_gradient
+def _sce_gradient(F, a, inputs, outputs, ograds):
+    return [F._backward_softmax_cross_entropy(ograds[0], inputs[0], inputs[1]), None]
+
+
+@register("_backward_softmax_cross_entropy", inputs=("ograd", "data", "label"),
+          infer_shape=lambda a, g, d, lab: None if d is None else ([(1,), d, lab], [d]),
+          infer_type=lambda a, g, d, lab: None if d is None else ([d, d, lab], [d]))
+def _backward_softmax_cross_entropy(xp, a, ograd, data, label):
+    """(softmax(data) - onehot(label)) * head gradient."""
+    probs = softmax_kernel(xp, data, 1)
+    return (((probs - _sce_onehot(xp, data, label)) * ograd.reshape(())).astype(data.dtype, copy=False),)
+
+
+# ---------------------------------------------------------------------------
+# smooth_l1, hard_sigmoid, _contrib_div_sqrt_dim
+
+
+@register("smooth_l1", infer_shape=same_shape, elementwise=True,
+          attrs={"scalar": Attr("float", 1.0, "scalar input (sigma)", fmt=str),
+                 "is_int": Attr("bool", True, "Whether the scalar is an integer (numpy front end).")})
+def smooth_l1(xp, a, data):
+    """0.5 * (sigma*x)^2 where |x| < 1/sigma^2, else |x| - 0.5/sigma^2."""
+    s2 = a.scalar * a.scalar
+    ax = xp.abs(data)
+    with np.errstate(divide="ignore"):
+        bound = 1.0 / s2
+    out = xp.where(ax < bound, (0.5 * s2) * data * data, ax - 0.5 * bound)
+    return (out.astype(data.dtype, copy=False),)
+
+
+@smooth_l1.def_gradient
+def _smooth_l1_gradient(F, a, inputs, outputs, ograds):
+    x, s2 = inputs[0], a.scalar * a.scalar
+    inner = F._lesser_scalar(F.abs(x), scalar=(1.0 / s2) if s2 else math.inf)
+    factor = _select(F, inner, F._mul_scalar(x, scalar=s2), F.sign(x))
+    return [F.elemwise_mul(ograds[0], factor)]
+
+
+@register("hard_sigmoid", infer_shape=same_shape, elementwise=True,
+          attrs={"alpha": Attr("float", 0.2, "Slope of hard sigmoid"),
+                 "beta": Attr("float", 0.5, "Bias of hard sigmoid.")})
+def hard_sigmoid(xp, a, data):
+    """clip(alpha * x + beta, 0, 1)."""
+    return (xp.clip(data * a.alpha + a.beta, 0, 1).astype(data.dtype, copy=False),)
+
+
+@hard_sigmoid.def_gradient
+def _hard_sigmoid_gradient(F, a, inputs, outputs, ograds):
+    y = outputs[0]
+    inside = F.elemwise_mul(F._greater_scalar(y, scalar=0.0), F._lesser_scalar(y, scalar=1.0))
+    return [F.elemwise_mul(ograds[0], F._mul_scalar(inside, scalar=a.alpha))]
+
+
+@register("_contrib_div_sqrt_dim", infer_shape=same_shape, hint="div_sqrt_dim",
+          gradient=lambda F, a, inputs, outputs, ograds: [F._contrib_div_sqrt_dim(ograds[0])])
+def _contrib_div_sqrt_dim(xp, a, data):
+    """data / sqrt(size of the last axis)."""
+    return ((data / data.dtype.type(math.sqrt(data.shape[-1]))).astype(data.dtype, copy=False),)
+
+
+# ---------------------------------------------------------------------------
+# Dropout
+
+
+def _dropout_mask_shape(a, dshape: tuple) -> tuple:
+    """The mask is shared along `axes` (their size is 1 in the mask)."""
+    mshape = list(dshape)
+    for ax in a.axes:
+        mshape[_norm_axis("Dropout", ax, len(dshape))] = 1
+    return tuple(mshape)
+
+
+def _dropout_check(a) -> None:
+    if not 0.0 <= a.p <= 1.0:
+        raise AttrError(f"operator Dropout: attribute 'p' must be in [0, 1], got {a.p}")
+
+
+def _dropout_shape(a, dshape):
+    _dropout_check(a)
+    if dshape is None:
+        return None
+    return [tuple(dshape)], [tuple(dshape), _dropout_mask_shape(a, tuple(dshape))]
+
+
+def _dropout_type(a, dt):
+    return None if dt is None else ([dt], [dt, dt])
+
+
+@register("Dropout", outputs=("output", "mask"), num_visible_outputs=1, train_aware=True, is_random=True,
+          infer_shape=_dropout_shape, infer_type=_dropout_type,
+          attrs={"p": Attr("float", 0.5, "Fraction of the input that gets dropped out during training time."),
+                 "mode": Attr("str", "training", "Whether to only turn on dropout during training or to "
+                                                 "also turn on for inference.", choices=("always", "training")),
+                 "axes": Attr("shape", (), "Axes for variational dropout kernel."),
+                 "cudnn_off": Attr("bool", False, "Whether to turn off cudnn in dropout operator.",
+                                   optional=True)})
+def Dropout(xp, a, data, *, is_train=False):
+    """Zero each element with probability p and scale the rest by 1/(1-p) (training or mode='always')."""
+    _dropout_check(a)
+    mshape = _dropout_mask_shape(a, data.shape)
+    if not (is_train or a.mode == "always") or a.p == 0:
+        return data.copy(), xp.ones(mshape, dtype=data.dtype)
+    keep = 1.0 - a.p
+    if keep == 0:
+        mask = xp.zeros(mshape, dtype=data.dtype)
+    else:
+        mask = ((rng.generator(xp).random(mshape) < keep) * (1.0 / keep)).astype(data.dtype)
+    return (data * mask).astype(data.dtype, copy=False), mask
+
+
+@Dropout.def_gradient
+def _dropout_gradient(F, a, inputs, outputs, ograds):
+    return [F.broadcast_mul(ograds[0], outputs[1])]
+
