@@ -42,7 +42,7 @@ class OpDef:
                  mutate_inputs: Sequence[int] = (), key_var_num_args: str | None = None,
                  hint: str | None = None, doc: str = "", differentiable: bool | None = None,
                  fluent: bool = True, public: bool | None = None, learnable: Sequence[str] = (),
-                 writes_out: bool = False, cexpr: str | None = None):
+                 writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None):
         self.name = name
         self.aliases = tuple(aliases)
         self._inputs = inputs if callable(inputs) else _const(tuple(inputs))
@@ -76,6 +76,8 @@ class OpDef:
         # C expression of an elementwise op for generated GPU kernels: inputs are
         # x0, x1, ...; scalar attributes are named as in the schema
         self.cexpr = cexpr
+        # `__init__` MXNet gives a variable feeding input i on compose (FSetInputVarAttrOnCompose)
+        self.var_init = dict(var_init or {})
 
     # -- structure ---------------------------------------------------------
     def input_names(self, a: Attrs) -> tuple:
@@ -94,6 +96,10 @@ class OpDef:
     def aux_indices(self, a: Attrs) -> tuple:
         names = self.input_names(a)
         return tuple(i for i, n in enumerate(names) if n in self.aux)
+
+    def random_for(self, a: Attrs) -> bool:
+        """Whether this call draws random numbers (`is_random` may depend on attributes)."""
+        return self.is_random(a) if callable(self.is_random) else bool(self.is_random)
 
     @property
     def differentiable(self) -> bool:

@@ -9,6 +9,7 @@ from nd.dispatch import OpNamespace
 
 from .frontend import install as _install, make_sym_function
 from .creation import arange, eye, full, linspace, ones, zeros
+from .json_io import load, load_json
 from .naming import AttrScope, NameManager, Prefix
 from .symbol import Group, Symbol, Variable, create, var
 
@@ -20,4 +21,4 @@ _install_helpers(globals(), ops_namespace, symbolic=True)
 _install(globals(), _internal)
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create",
-           "zeros", "ones", "full", "arange", "linspace", "eye"]
+           "zeros", "ones", "full", "arange", "linspace", "eye", "load", "load_json"]

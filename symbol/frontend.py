@@ -19,7 +19,7 @@ def make_sym_function(op: OpDef, fname: str | None = None) -> Callable:
 
     def fn(*args, name=None, attr=None, out=None, **kwargs):
         inputs, given = bind_call(op, args, kwargs)
-        return create(op, inputs, given, name=name, attr=attr)
+        return create(op, inputs, given, name=name, attr=attr, hint=fn.__name__.lower())
 
     fn.__name__ = fname or op.name
     fn.__qualname__ = fn.__name__

@@ -179,25 +179,27 @@ class Symbol:
 
     # -- arithmetic (MXNet: Symbol op Symbol is elementwise, op number is the scalar form) --
     def _binary(self, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool = False):
+        """MXNet's overloads: Symbol (op) Symbol is elementwise, Symbol (op) number the
+        scalar form; nodes are named after the name MXNet calls (`_PlusScalar` -> `_plusscalar0`)."""
         if isinstance(other, Symbol):
             lhs, rhs = (other, self) if reverse else (self, other)
-            return create(get_op(tensor_op), [lhs, rhs], {})
+            return create(get_op(tensor_op), [lhs, rhs], {}, hint=tensor_op.lower())
         if isinstance(other, _SCALARS) and scalar_op:
-            return create(get_op(scalar_op), [self], {"scalar": other})
+            return create(get_op(scalar_op), [self], {"scalar": other}, hint=scalar_op.lower())
         raise TypeError(f"type {type(other).__name__} not supported")
 
-    def __add__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar")
-    def __radd__(self, o): return self._binary(o, "elemwise_add", "_plus_scalar", True)
-    def __sub__(self, o): return self._binary(o, "elemwise_sub", "_minus_scalar")
-    def __rsub__(self, o): return self._binary(o, "elemwise_sub", "_rminus_scalar", True)
-    def __mul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar")
-    def __rmul__(self, o): return self._binary(o, "elemwise_mul", "_mul_scalar", True)
-    def __truediv__(self, o): return self._binary(o, "elemwise_div", "_div_scalar")
-    def __rtruediv__(self, o): return self._binary(o, "elemwise_div", "_rdiv_scalar", True)
-    def __mod__(self, o): return self._binary(o, "_mod", "_mod_scalar")
-    def __rmod__(self, o): return self._binary(o, "_mod", "_rmod_scalar", True)
-    def __pow__(self, o): return self._binary(o, "_power", "_power_scalar")
-    def __rpow__(self, o): return self._binary(o, "_power", "_rpower_scalar", True)
+    def __add__(self, o): return self._binary(o, "_Plus", "_PlusScalar")
+    def __radd__(self, o): return self._binary(o, "_Plus", "_PlusScalar", True)
+    def __sub__(self, o): return self._binary(o, "_Minus", "_MinusScalar")
+    def __rsub__(self, o): return self._binary(o, "_Minus", "_RMinusScalar", True)
+    def __mul__(self, o): return self._binary(o, "_Mul", "_MulScalar")
+    def __rmul__(self, o): return self._binary(o, "_Mul", "_MulScalar", True)
+    def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
+    def __rtruediv__(self, o): return self._binary(o, "_Div", "_RDivScalar", True)
+    def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
+    def __rmod__(self, o): return self._binary(o, "_Mod", "_RModScalar", True)
+    def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
+    def __rpow__(self, o): return self._binary(o, "_Power", "_RPowerScalar", True)
     def __eq__(self, o): return self._binary(o, "_equal", "_equal_scalar")
     def __ne__(self, o): return self._binary(o, "_not_equal", "_not_equal_scalar")
     def __gt__(self, o): return self._binary(o, "_greater", "_greater_scalar")
@@ -237,11 +239,11 @@ class Symbol:
     # -- the parts that live in other modules --------------------------------------
     def tojson(self, remove_amp_cast: bool = True) -> str:
         from .json_io import tojson
-        return tojson(self)
+        return tojson(self, remove_amp_cast)
 
     def save(self, fname: str, remove_amp_cast: bool = True) -> None:
         from .json_io import save
-        save(self, fname)
+        save(self, fname, remove_amp_cast)
 
     def infer_shape(self, *args, **kwargs):
         from .infer import infer_shape
@@ -340,16 +342,8 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:  # noqa: N802 - MXNet's name
     return Symbol([e for s in symbols for e in s._outputs])
 
 
-def _input_var_attrs(op: OpDef, input_name: str, op_attrs: dict) -> dict:
-    """Attributes of a variable created for a missing input (MXNet copies the op's)."""
-    attrs = dict(op_attrs)
-    if input_name in op.aux:
-        attrs["__init__"] = '["one", {}]' if input_name.endswith("var") else '["zero", {}]'
-    return attrs
-
-
 def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: dict | None = None,
-           extra: dict | None = None) -> Symbol:
+           hint: str | None = None) -> Symbol:
     """Apply an operator to Symbols: the symbolic side of every operator call."""
     scope_attrs = AttrScope.current().get(attr)
     hidden = {}
@@ -360,16 +354,15 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
         attrs = op.parse_attrs(dict(given))
     except AttrError as exc:
         raise AttrError(f"{exc} (while creating symbol {name or op.hint})") from None
-    name = NameManager.current().get(name, op.hint)
+    name = NameManager.current().get(name, hint or op.hint)
     names = op.input_names(attrs)
     if len(inputs) != len(names):
         raise AttrError(f"operator {op.name} ({name}): expected {len(names)} inputs {list(names)}, "
                         f"got {len(inputs)}")
     entries = []
-    for in_name, x in zip(names, inputs):
-        if x is None:
-            vattrs = _input_var_attrs(op, in_name, {**attrs.given, **hidden})
-            x = Symbol([(Node(None, f"{name}_{in_name}", None, (), vattrs), 0)])
+    for pos, (in_name, x) in enumerate(zip(names, inputs)):
+        if x is None:  # MXNet creates `<name>_<input>` variables copying the op's attributes
+            x = Symbol([(Node(None, f"{name}_{in_name}", None, (), {**attrs.given, **hidden}), 0)])
         if not isinstance(x, Symbol):
             raise TypeError(f"operator {op.name} ({name}): input {in_name!r} must be a Symbol, "
                             f"got {type(x).__name__}")
@@ -377,6 +370,9 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
             raise MXNetError(f"operator {op.name} ({name}): input {in_name!r} is a group of "
                              f"{len(x._outputs)} outputs; pass a single output")
         entries.append(x._outputs[0])
+        src = x._outputs[0][0]
+        if src.op is None and pos in op.var_init and "__init__" not in src.var_attrs:
+            src.var_attrs["__init__"] = op.var_init[pos]
     node = Node(op, name, attrs, entries, hidden)
     outputs = [(node, i) for i in range(op.num_visible_outputs(attrs))]
     from .tracer import Tracer, abstract_eval, current_trace

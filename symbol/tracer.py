@@ -234,9 +234,9 @@ def _shape_of(s: Symbol):
     return state.aval(s._outputs[0])[0]
 
 
-_BROADCAST_OF = {"elemwise_add": "broadcast_add", "elemwise_sub": "broadcast_sub",
-                 "elemwise_mul": "broadcast_mul", "elemwise_div": "broadcast_div", "_mod": "broadcast_mod",
-                 "_power": "broadcast_power", "_equal": "broadcast_equal", "_not_equal": "broadcast_not_equal",
+_BROADCAST_OF = {"_Plus": "broadcast_add", "_Minus": "broadcast_sub",
+                 "_Mul": "broadcast_mul", "_Div": "broadcast_div", "_Mod": "broadcast_mod",
+                 "_Power": "broadcast_power", "_equal": "broadcast_equal", "_not_equal": "broadcast_not_equal",
                  "_greater": "broadcast_greater", "_greater_equal": "broadcast_greater_equal",
                  "_lesser": "broadcast_lesser", "_lesser_equal": "broadcast_lesser_equal"}
 

@@ -290,7 +290,7 @@ def _rrelu_mask(xp, a, data, is_train: bool):
 
 @register("LeakyReLU", inputs=_leaky_inputs, outputs=_leaky_outputs, learnable=("gamma",),
           infer_shape=_leaky_shape, infer_type=_leaky_type, train_aware=True,
-          is_random=True,  # rrelu draws slopes in training (a bool cannot depend on act_type)
+          is_random=lambda a: a.act_type == "rrelu", var_init={1: '["Constant", {"value": 0.25}]'},
           attrs={"act_type": Attr("str", "leaky", "Activation function to be applied.",
                                   choices=("elu", "gelu", "leaky", "prelu", "rrelu", "selu")),
                  "slope": Attr("float", 0.25, "Init slope for the activation. (For leaky and elu only)"),

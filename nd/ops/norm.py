@@ -201,7 +201,8 @@ def _bn_uses_batch_stats(a: Attrs, is_train: bool) -> bool:
           aux=("moving_mean", "moving_var"), outputs=("output", "mean", "var"),
           num_visible_outputs=lambda a: 3 if a.output_mean_var else 1, attrs=_BN_ATTRS,
           infer_shape=_bn_shape, infer_type=_bn_type, train_aware=True,
-          learnable=("gamma", "beta", "moving_mean", "moving_var"))
+          learnable=("gamma", "beta", "moving_mean", "moving_var"),
+          var_init={3: '["zero", {}]', 4: '["one", {}]'})
 def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_train: bool = False):  # noqa: PLR0917 - one parameter per input
     """Batch normalization over every axis but `axis`:
     out = (data - mean) / sqrt(var + eps) * gamma + beta.
