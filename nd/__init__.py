@@ -9,7 +9,7 @@ from .backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .creation import arange, array, empty, eye, from_numpy, full, linspace, ones, zeros
 from .dispatch import OpNamespace, make_nd_function
 from .errors import MXNetError
-from .frontend import install as _install
+from .frontend import install as _install, install_sub_namespaces as _install_sub_namespaces
 from .ndarray import NDArray, install_operators as _install_operators
 
 _internal = _types.ModuleType("hybridgraph.nd._internal", "Every registered operator, by any name.")
@@ -20,6 +20,7 @@ ops_namespace = OpNamespace(make_nd_function)
 _install_operators()
 _install_helpers(globals(), ops_namespace, symbolic=False)
 _install(globals(), _internal, NDArray)
+_install_sub_namespaces(__name__, globals(), make_nd_function)
 
 __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_numpy",

@@ -24,6 +24,24 @@ def install(namespace: dict, internal: types.ModuleType, array_cls: type) -> Non
             setattr(array_cls, name, _method(fn))
 
 
+# MXNet's sub-namespaces: `_linalg_gemm2` is also `nd.linalg.gemm2`, `_contrib_X` is `nd.contrib.X`
+SUB_NAMESPACES = {"linalg": "_linalg_", "contrib": "_contrib_", "image": "_image_"}
+
+
+def install_sub_namespaces(parent_name: str, namespace: dict, factory, extra: dict | None = None) -> None:
+    """Create `<parent>.linalg`, `<parent>.contrib`, ... modules of prefixed operators."""
+    for sub_name, prefix in {**SUB_NAMESPACES, **(extra or {})}.items():
+        module = namespace.get(sub_name)
+        if module is None:
+            module = types.ModuleType(f"{parent_name}.{sub_name}", f"MXNet's {sub_name} operators.")
+            namespace[sub_name] = module
+        for name, op in all_names().items():
+            if name.startswith(prefix):
+                short = name[len(prefix):]
+                if not hasattr(module, short):
+                    setattr(module, short, factory(op, short))
+
+
 def _method(fn):
     def method(self, *args, **kwargs):
         return fn(self, *args, **kwargs)

@@ -6,6 +6,7 @@ import types as _types
 import nd as _nd  # noqa: F401 - registers every operator
 from nd.arith import install_helpers as _install_helpers
 from nd.dispatch import OpNamespace
+from nd.frontend import install_sub_namespaces as _install_sub_namespaces
 
 from .frontend import install as _install, make_sym_function
 from .creation import arange, eye, full, linspace, ones, zeros
@@ -19,6 +20,7 @@ op = _internal
 ops_namespace = OpNamespace(make_sym_function)
 _install_helpers(globals(), ops_namespace, symbolic=True)
 _install(globals(), _internal)
+_install_sub_namespaces(__name__, globals(), make_sym_function, {"random": "_random_"})
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create",
            "zeros", "ones", "full", "arange", "linspace", "eye", "load", "load_json"]
