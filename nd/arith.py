@@ -73,7 +73,24 @@ def make_binary_helper(name: str, ns: Any, symbolic: bool) -> Callable:
     return helper
 
 
+def make_split_v2(ns: Any) -> Callable:
+    """MXNet's `split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False)`."""
+
+    def split_v2(ary, indices_or_sections, axis=0, squeeze_axis=False):
+        indices, sections = [], 0
+        if isinstance(indices_or_sections, int):
+            sections = indices_or_sections
+        elif isinstance(indices_or_sections, tuple):
+            indices = [0, *indices_or_sections]
+        else:
+            raise ValueError("indices_or_sections must either int or tuple of ints")
+        return ns._split_v2(ary, indices=indices, axis=axis, squeeze_axis=squeeze_axis,
+                                        sections=sections)
+    return split_v2
+
+
 def install_helpers(namespace: dict, ns: Any, symbolic: bool) -> None:
     names = SYMBOL_HELPERS if symbolic else tuple(BINARY_HELPERS)
     for n in names:
         namespace[n] = make_binary_helper(n, ns, symbolic)
+    namespace["split_v2"] = make_split_v2(ns)

@@ -81,13 +81,14 @@ def set_training(train_mode: bool) -> bool:  # noqa: A002
 class Leaf:
     """Marks an NDArray as a variable: where its gradient goes and how."""
 
-    __slots__ = ("grad", "grad_req", "__weakref__")
+    __slots__ = ("grad", "grad_req", "fresh", "__weakref__")
 
     def __init__(self, grad, grad_req: str):
         if grad_req not in ("write", "add", "null"):
             raise AutogradError(f"grad_req must be 'write', 'add' or 'null', got {grad_req!r}")
         self.grad = grad
         self.grad_req = grad_req
+        self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
 
 
 class TapeNode:
@@ -211,6 +212,7 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     for leaf, g in leaves.values():
         if leaf.grad is None:
             continue
+        leaf.fresh = True
         if leaf.grad_req == "add":
             leaf.grad._data += g._data
         else:

@@ -144,7 +144,8 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         targets = out if isinstance(out, (list, tuple)) else [out]
         for t, o in zip(targets, outs):
             t._data[...] = o._data
-            t._ag = o._ag
+            if o._ag is not None:  # an unrecorded write keeps `t` a variable (MXNet)
+                t._ag = o._ag
         return out
     return outs[0] if nvis == 1 else outs
 

@@ -19,15 +19,15 @@ def _shape(shape) -> tuple:
 
 
 def zeros(shape, dtype: Any = None, name: str | None = None, **kwargs) -> Symbol:
-    return _make("_zeros", name, dtype, shape=_shape(shape))
+    return _make("_zeros", name, dtype, shape=_shape(shape), **kwargs)
 
 
 def ones(shape, dtype: Any = None, name: str | None = None, **kwargs) -> Symbol:
-    return _make("_ones", name, dtype, shape=_shape(shape))
+    return _make("_ones", name, dtype, shape=_shape(shape), **kwargs)
 
 
 def full(shape, val, dtype: Any = None, name: str | None = None, **kwargs) -> Symbol:
-    return _make("_full", name, dtype, shape=_shape(shape), value=float(val))
+    return _make("_full", name, dtype, shape=_shape(shape), value=float(val), **kwargs)
 
 
 def arange(start, stop=None, step=1.0, repeat=1, infer_range=False, name: str | None = None,

@@ -59,7 +59,7 @@ class AttrScope:
         for v in kwargs.values():
             if not isinstance(v, str):
                 raise ValueError("Attributes need to be string")
-        self._attr = {(f"__{k}__" if not k.startswith("__") else k): v for k, v in kwargs.items()}
+        self._attr = {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in kwargs.items()}
         self._token = None
 
     def get(self, attr: dict | None) -> dict:

@@ -348,7 +348,7 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
     scope_attrs = AttrScope.current().get(attr)
     hidden = {}
     for k, v in scope_attrs.items():
-        key = k if k.startswith("__") else f"__{k}__"
+        key = f"__{k}__" if k in HIDDEN_KEYS else k
         hidden[key] = v if isinstance(v, str) else format_value(v)
     try:
         attrs = op.parse_attrs(dict(given))

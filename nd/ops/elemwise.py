@@ -321,13 +321,22 @@ def _binary_forward(fn):
     return forward
 
 
-def _binary_gradient(rule, unbroadcast: bool):
+_RULES_WITHOUT_OPERANDS = {"add", "sub"}
+
+
+def _binary_gradient(key: str, rule, unbroadcast: bool):
     if rule == ZERO_GRAD:
         return ZERO_GRAD
+    needs_operands = unbroadcast and key not in _RULES_WITHOUT_OPERANDS
 
     def gradient(F, a, inputs, outputs, ograds):
         lhs, rhs = inputs
-        gl, gr = rule(F, ograds[0], lhs, rhs, outputs[0])
+        y = outputs[0]
+        if needs_operands:  # the same-shape rules need operands of the output's shape
+            lhs_b, rhs_b = F.broadcast_like(lhs, y), F.broadcast_like(rhs, y)
+        else:
+            lhs_b, rhs_b = lhs, rhs
+        gl, gr = rule(F, ograds[0], lhs_b, rhs_b, y)
         if unbroadcast:
             return [F._sum_to_like(gl, lhs), F._sum_to_like(gr, rhs)]
         return [gl, gr]
@@ -337,12 +346,12 @@ def _binary_gradient(rule, unbroadcast: bool):
 for _key, (_fn, _cexpr, _rule) in BINARY.items():
     _name, _aliases = SAME_SHAPE_NAMES[_key]
     add_op(OpDef(_name, aliases=_aliases, inputs=("lhs", "rhs"), forward=_binary_forward(_fn),
-                 infer_shape=same_shape, gradient=_binary_gradient(_rule, False), elementwise=True,
+                 infer_shape=same_shape, gradient=_binary_gradient(_key, _rule, False), elementwise=True,
                  inplace=((0, 0), (1, 0)), writes_out=True, cexpr=_cexpr, hint=_name,
                  doc=f"{_key} of two arrays of the same shape, elementwise."))
     add_op(OpDef("broadcast_" + _key, aliases=BROADCAST_ALIASES.get(_key, ()), inputs=("lhs", "rhs"),
                  forward=_binary_forward(_fn), infer_shape=broadcast_shape,
-                 gradient=_binary_gradient(_rule, True), elementwise=True, cexpr=_cexpr,
+                 gradient=_binary_gradient(_key, _rule, True), elementwise=True, cexpr=_cexpr,
                  doc=f"{_key} of two arrays with numpy-style broadcasting."))
 
 # MXNet's hints for the same-shape ops (`x + y` on Symbols is named `_plus0`)

@@ -208,7 +208,8 @@ def test_versions_count_aux_mutations_in_process():
     bn1 = symbol.BatchNorm(x, name="bn1")
     mm = bn1.get_internals()["bn1_moving_mean"]
     bn2 = symbol.BatchNorm(bn1, moving_mean=mm, name="bn2")
-    doc = json.loads(tojson(bn2 + mm))
+    with symbol.NameManager():  # a fresh counter: the sum is `_plus0`
+        doc = json.loads(tojson(bn2 + mm))
     by_name = {n["name"]: n for n in doc["nodes"]}
     assert [e[2] for e in by_name["bn1"]["inputs"]] == [0, 0, 0, 1, 1]
     assert [e[2] for e in by_name["bn2"]["inputs"]] == [0, 0, 0, 2, 1]

@@ -1,0 +1,565 @@
+"""Binding and running graphs: `bind`, `simple_bind`, `eval` and the Executor.
+
+Binding compiles the graph once into flat step lists, one for the forward
+graph and one for the backward part of the joined forward+backward graph
+(built by symbol/gradient.py). A step is `(node name, op, attrs, input entry
+ids, output entry ids)`; `run_steps` is the interpreter loop over an
+environment keyed by entry id. Everything operator-specific comes from the
+OpDef (`compute`, `train_aware`, `mutate_inputs`, `loss`): aux states are
+updated because the kernels that declare `mutate_inputs` write into the very
+buffers of the bound aux arrays.
+
+Arrays the user sees (`arg_dict`, `grad_dict`, `aux_dict`, `outputs`) are
+allocated once and always written in place, so references stay valid.
+"""
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from nd.attrs import Attrs
+from nd.backend import Context, current_context, to_numpy
+from nd.errors import MXNetError
+from nd.ndarray import NDArray
+from nd.registry import OpDef, shape_known
+
+from .gradient import build_backward, head_grad_variables
+from .graph import IndexedGraph, Node
+from .infer import creation_shapes, graph_shapes, graph_types, is_open_creation
+
+GRAD_REQS = ("write", "add", "null")
+
+
+class ExecutionError(MXNetError):
+    """A kernel failed while an executor ran a node."""
+
+
+class Step(NamedTuple):
+    """One kernel call of a compiled graph."""
+
+    name: str
+    op: OpDef
+    attrs: Attrs
+    inputs: tuple
+    outputs: tuple
+
+
+def build_steps(graph: IndexedGraph, nodes: Iterable[Node]) -> list[Step]:
+    """The steps running `nodes` (operator nodes of `graph`, in topological order)."""
+    steps = []
+    for node in nodes:
+        if node.op is None:
+            continue
+        nid = graph.node_id[id(node)]
+        ins = tuple(graph.entry_id(e) for e in node.inputs)
+        outs = tuple(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
+        steps.append(Step(node.name, node.op, node.attrs, ins, outs))
+    return steps
+
+
+def run_steps(steps: Sequence[Step], env: dict, xp, is_train: bool,
+              monitor: Callable[[Step, dict], None] | None = None) -> None:
+    """The interpreter loop: run each step on `env` (entry id -> backend array)."""
+    for st in steps:
+        args = [env[i] for i in st.inputs]
+        try:
+            res = st.op.compute(xp, st.attrs, args, is_train)
+        except Exception as exc:
+            shapes = ", ".join(str(tuple(a.shape)) for a in args)
+            raise ExecutionError(f"while executing node {st.name} ({st.op.name}) with input shapes "
+                                 f"[{shapes}]: {type(exc).__name__}: {exc}") from exc
+        if len(res) != len(st.outputs):
+            raise ExecutionError(f"node {st.name} ({st.op.name}) returned {len(res)} outputs; its "
+                                 f"declaration has {len(st.outputs)}")
+        for eid, r in zip(st.outputs, res):
+            env[eid] = r
+        if monitor is not None:
+            monitor(st, env)
+
+
+def _step_nodes(graph: IndexedGraph, steps: Sequence[Step]) -> list[Node]:
+    """The graph node each step runs (found through its first output entry)."""
+    owner = {}
+    for nid, n in enumerate(graph.nodes):
+        owner[graph.row_ptr[nid]] = n
+    return [owner[st.outputs[0]] for st in steps]
+
+
+class Program:
+    """The compiled form of a bound symbol: the joined graph and its two step lists."""
+
+    def __init__(self, sym, wrt: list[Node]):
+        self.outputs = list(sym._outputs)
+        fwd = IndexedGraph(self.outputs)
+        self.head_grad_nodes: list = [None] * len(self.outputs)
+        grads, keep = [], []
+        if wrt:
+            self.head_grad_nodes = head_grad_variables(sym)
+            back = build_backward(self.outputs, wrt, [None if n is None else (n, 0)
+                                                      for n in self.head_grad_nodes])
+            grads, keep = back.grads, back.keep_alive
+        self.grad_entries = grads
+        heads = self.outputs + [g for g in grads if g is not None] + keep
+        self.graph = IndexedGraph(heads)
+        forward_ids = {id(n) for n in fwd.nodes}
+        self.forward_steps = build_steps(self.graph, [n for n in self.graph.nodes if id(n) in forward_ids])
+        self.backward_steps = build_steps(self.graph, [n for n in self.graph.nodes if id(n) not in forward_ids])
+        used = {id(n) for n in self.graph.nodes}
+        self.head_grad_used = [n is not None and id(n) in used for n in self.head_grad_nodes]
+        self._check_free_variables(forward_ids)
+
+    def _check_free_variables(self, forward_ids: set[int]) -> None:
+        known = forward_ids | {id(n) for n in self.head_grad_nodes if n is not None}
+        stray = [n.name for n in self.graph.input_nodes() if id(n) not in known]
+        if stray:
+            raise MXNetError(f"the backward graph has free variables {stray}: a gradient rule "
+                             "called an operator with a missing input")
+
+    def eid(self, node: Node, idx: int = 0) -> int:
+        return self.graph.entry_id((node, idx))
+
+
+# -- argument normalisation ----------------------------------------------------------
+
+def _arrays_by_name(names: list[str], given: Any, what: str, required: bool) -> list:
+    """A list (in `names` order) from a list or dict of arrays; None where absent."""
+    if given is None:
+        if required and names:
+            raise ValueError(f"`{what}` is missing; expected arrays for {names}")
+        return [None] * len(names)
+    if isinstance(given, dict):
+        if required:
+            for n in names:
+                if n not in given:
+                    raise ValueError(f"key `{n}` is missing in `{what}`; expected arrays for {names}")
+        out = [given.get(n) for n in names]
+    elif isinstance(given, (list, tuple)):
+        if len(given) != len(names):
+            raise ValueError(f"Length of {what} does not match the number of arguments: got "
+                             f"{len(given)}, expected {len(names)} for {names}")
+        out = list(given)
+    else:
+        raise TypeError(f"`{what}` must be a list or a dict of NDArrays, got {type(given).__name__}")
+    for n, a in zip(names, out):
+        if a is not None and not isinstance(a, NDArray):
+            raise TypeError(f"{what}[{n!r}] must be an NDArray, got {type(a).__name__}")
+    return out
+
+
+def _grad_reqs(names: list[str], grad_req: Any) -> list[str]:
+    if isinstance(grad_req, str):
+        reqs = [grad_req] * len(names)
+    elif isinstance(grad_req, dict):
+        reqs = [grad_req.get(n, "null") for n in names]
+    elif isinstance(grad_req, (list, tuple)):
+        if len(grad_req) != len(names):
+            raise ValueError(f"grad_req has {len(grad_req)} entries for {len(names)} arguments {names}")
+        reqs = list(grad_req)
+    else:
+        raise TypeError(f"grad_req must be a str, list or dict, got {type(grad_req).__name__}")
+    for n, r in zip(names, reqs):
+        if r not in GRAD_REQS:
+            raise ValueError(f"grad_req for {n!r} must be one of {GRAD_REQS}, got {r!r}")
+    return reqs
+
+
+def _check_shapes(kind: str, names: list[str], arrays: list, expected: list) -> None:
+    for n, a, e in zip(names, arrays, expected):
+        if a is not None and e is not None and tuple(a.shape) != tuple(e):
+            raise ValueError(f"{kind} {n!r}: expected shape {tuple(e)}, got {tuple(a.shape)}")
+
+
+def _validate(sym, args: list, aux: list) -> tuple[list, list]:
+    """Shape- and type-check the bound arrays against the graph; (shapes, dtypes) of the outputs."""
+    graph = sym._graph()
+    nodes = graph.arguments() + graph.auxiliary_states()
+    arrays = args + aux
+    shapes = graph_shapes(graph, {graph.entry_id((n, 0)): tuple(a.shape) for n, a in zip(nodes, arrays)})
+    dtypes = graph_types(graph, {graph.entry_id((n, 0)): a.dtype for n, a in zip(nodes, arrays)})
+    for n, a in zip(nodes, arrays):
+        got = shapes[graph.entry_id((n, 0))]
+        if got is not None and tuple(got) != tuple(a.shape):
+            raise ValueError(f"argument {n.name!r}: expected shape {got}, got {tuple(a.shape)}")
+    outs = [graph.entry_id(e) for e in sym._outputs]
+    return [shapes[i] for i in outs], [dtypes[i] for i in outs]
+
+
+def _zeros(shape: tuple, dtype: Any, ctx: Context) -> NDArray:
+    return NDArray._wrap(ctx.xp.zeros(tuple(shape), dtype=np.dtype(dtype)), ctx)
+
+
+def _as_backend(x: Any, ctx: Context, like: NDArray | None, what: str):
+    """An out_grad / forward input as a backend array on ctx (NDArray or numpy accepted)."""
+    if isinstance(x, NDArray):
+        data = x._data if x._ctx == ctx else ctx.xp.asarray(to_numpy(x._data))
+    elif isinstance(x, np.ndarray):
+        data = ctx.xp.asarray(x)
+    else:
+        raise TypeError(f"{what} must be an NDArray or numpy.ndarray, got {type(x).__name__}")
+    if like is not None and tuple(data.shape) != tuple(like.shape):
+        raise ValueError(f"{what}: expected shape {tuple(like.shape)}, got {tuple(data.shape)}")
+    return data
+
+
+class Executor:
+    """A bound symbol: forward/backward over arrays it keeps (MXNet's `mx.executor.Executor`)."""
+
+    def __init__(self, sym, ctx: Context, args: list, grads: list, reqs: list[str], aux: list,
+                 out_meta: tuple[list, list] | None = None, program: Program | None = None):
+        graph = sym._graph()
+        self._symbol = sym
+        self._ctx = ctx
+        self._arg_nodes = graph.arguments()
+        self._aux_nodes = graph.auxiliary_states()
+        self.arg_arrays = list(args)
+        self.aux_arrays = list(aux)
+        self._grad_req = ["null" if g is None else r for g, r in zip(grads, reqs)]
+        self.grad_arrays = [None if r == "null" else g for g, r in zip(grads, self._grad_req)]
+        self._wrt = [i for i, r in enumerate(self._grad_req) if r != "null"]
+        self._program = program or Program(sym, [self._arg_nodes[i] for i in self._wrt])
+        self._outputs = self._allocate_outputs(out_meta)
+        self._forward_steps = self._resolve_creation_shapes(self._program.forward_steps)
+        self._env: dict | None = None
+        self._monitor: tuple | None = None
+
+    def _resolve_creation_shapes(self, steps: list[Step]) -> list[Step]:
+        """Creation steps with 0 (unknown) dims in `shape` (Gluon RNN begin states
+        `_zeros(shape=(L, 0, H))`) get the shape inference decides from the bound arrays."""
+        graph = self._program.graph
+        open_steps = [st for st, n in zip(steps, _step_nodes(graph, steps)) if is_open_creation(n)]
+        if not open_steps:
+            return steps
+        known = {graph.entry_id((n, 0)): tuple(a.shape)
+                 for n, a in zip(self._arg_nodes + self._aux_nodes, self.arg_arrays + self.aux_arrays)
+                 if a is not None}
+        shapes = creation_shapes(graph, known)
+        out = []
+        for st, n in zip(steps, _step_nodes(graph, steps)):
+            if id(n) in shapes:
+                st = st._replace(attrs=st.attrs.replace(st.op.schema, shape=shapes[id(n)]))
+            out.append(st)
+        return out
+
+    def _allocate_outputs(self, meta) -> list:
+        if meta is None:
+            return [None] * len(self._program.outputs)
+        return [_zeros(s, t, self._ctx) if s is not None and shape_known(s) and t is not None else None
+                for s, t in zip(*meta)]
+
+    # -- views -------------------------------------------------------------------------
+    @property
+    def outputs(self) -> list[NDArray]:
+        return list(self._outputs)
+
+    @staticmethod
+    def _dict(names: list[str], arrays: list) -> dict:
+        if len(set(names)) != len(names):
+            raise ValueError(f"Duplicate names detected, {names}")
+        return dict(zip(names, arrays))
+
+    @property
+    def arg_dict(self) -> dict:
+        return self._dict([n.name for n in self._arg_nodes], self.arg_arrays)
+
+    @property
+    def grad_dict(self) -> dict:
+        return self._dict([n.name for n in self._arg_nodes], self.grad_arrays)
+
+    @property
+    def aux_dict(self) -> dict:
+        return self._dict([n.name for n in self._aux_nodes], self.aux_arrays)
+
+    @property
+    def output_dict(self) -> dict:
+        return self._dict(self._symbol.list_outputs(), self.outputs)
+
+    # -- running -------------------------------------------------------------------------
+    def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
+        """Run the forward graph; keyword arrays are first copied into the argument arrays."""
+        self._copy_inputs(kwargs)
+        prog = self._program
+        env: dict = {}
+        for node, arr in zip(self._arg_nodes, self.arg_arrays):
+            env[prog.eid(node)] = arr._data
+        for node, arr in zip(self._aux_nodes, self.aux_arrays):
+            env[prog.eid(node)] = arr._data
+        run_steps(self._forward_steps, env, self._ctx.xp, bool(is_train), self._monitor_fn())
+        self._env = env
+        self._store_outputs(env)
+        return self.outputs
+
+    def _copy_inputs(self, kwargs: dict) -> None:
+        arg_dict = self.arg_dict
+        for name, array in kwargs.items():
+            if not isinstance(array, (NDArray, np.ndarray)):
+                raise ValueError("only accept keyword argument of NDArrays and numpy.ndarray")
+            if name not in arg_dict:
+                raise TypeError(f"Unknown argument {name}; the arguments are {list(arg_dict)}")
+            if arg_dict[name].shape != array.shape:
+                raise ValueError(f"Shape not match! Argument {name}, need: {arg_dict[name].shape}, "
+                                 f"received: {array.shape}")
+            arg_dict[name][:] = array
+
+    def _store_outputs(self, env: dict) -> None:
+        xp = self._ctx.xp
+        for k, (node, idx) in enumerate(self._program.outputs):
+            val = env[self._program.eid(node, idx)]
+            out = self._outputs[k]
+            if out is None or out.shape != val.shape or out.dtype != val.dtype:
+                self._outputs[k] = NDArray._wrap(xp.array(val, copy=True), self._ctx)
+            else:
+                out._data[...] = val
+
+    def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
+        """Run the backward graph and write/add the gradients into `grad_arrays`.
+
+        `out_grads` (NDArray, list, or dict by output name) are the head
+        gradients; loss-style outputs need none.
+        """
+        if not self._wrt:
+            return
+        if self._env is None:
+            raise MXNetError("backward() was called before forward(); run forward(is_train=True) first")
+        env = self._env
+        for k, (node, used) in enumerate(zip(self._program.head_grad_nodes, self._program.head_grad_used)):
+            if used:
+                env[self._program.eid(node)] = self._head_grad(k, self._out_grad_list(out_grads))
+        run_steps(self._program.backward_steps, env, self._ctx.xp, bool(is_train), self._monitor_fn())
+        self._write_grads(env)
+
+    def _out_grad_list(self, out_grads: Any) -> list:
+        if out_grads is None:
+            return []
+        if isinstance(out_grads, (NDArray, np.ndarray)):
+            return [out_grads]
+        if isinstance(out_grads, dict):
+            return [out_grads.get(k) for k in self._symbol.list_outputs()]
+        return list(out_grads)
+
+    def _head_grad(self, k: int, given: list):
+        if k >= len(given) or given[k] is None:
+            name = self._symbol.list_outputs()[k]
+            raise MXNetError(f"output {name!r}: because the last operator is not Loss function, "
+                             "head_gradient is required when calling backward. If you are attempting "
+                             "to minimize the output as an objective, please modify your network and "
+                             "pass it through the make_loss symbol.")
+        return _as_backend(given[k], self._ctx, self._outputs[k], f"out_grads[{k}]")
+
+    def _write_grads(self, env: dict) -> None:
+        for i, entry in zip(self._wrt, self._program.grad_entries):
+            g = self.grad_arrays[i]
+            val = None if entry is None else env[self._program.eid(*entry)]
+            if self._grad_req[i] == "write":
+                g._data[...] = 0 if val is None else val
+            elif val is not None:
+                g._data += val
+
+    # -- monitoring ---------------------------------------------------------------------------
+    def set_monitor_callback(self, callback: Callable[[str, NDArray], None], monitor_all: bool = False) -> None:
+        """Call `callback(name, array)` for every output (and with monitor_all every input) of
+        every node as it runs. Arrays are NDArrays (MXNet passes raw handles)."""
+        self._monitor = (callback, monitor_all)
+
+    def _monitor_fn(self):
+        if self._monitor is None:
+            return None
+        callback, monitor_all = self._monitor
+        ctx = self._ctx
+
+        def report(st: Step, env: dict) -> None:
+            if monitor_all:
+                for name, eid in zip(st.op.input_names(st.attrs), st.inputs):
+                    callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
+            nvis = st.op.num_visible_outputs(st.attrs)
+            for name, eid in list(zip(st.op.output_names(st.attrs), st.outputs))[:nvis]:
+                callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
+        return report
+
+    # -- parameters and reshaping -----------------------------------------------------------
+    def copy_params_from(self, arg_params: dict, aux_params: dict | None = None,
+                         allow_extra_params: bool = False) -> None:
+        """Copy parameter values into the bound arrays (by name, cast to their dtypes)."""
+        for params, targets, what in ((arg_params, self.arg_dict, "arguments"),
+                                      (aux_params or {}, self.aux_dict, "auxiliary states")):
+            for name, array in params.items():
+                if name not in targets:
+                    if allow_extra_params:
+                        continue
+                    raise ValueError(f'Find name "{name}" that is not in the {what}')
+                dst = targets[name]
+                if tuple(array.shape) != tuple(dst.shape):
+                    raise ValueError(f"copy_params_from: {name!r} has shape {tuple(array.shape)}, the "
+                                     f"bound array has {tuple(dst.shape)}")
+                dst._data[...] = _as_backend(array, self._ctx, None, name)
+
+    def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
+                **kwargs: Any) -> "Executor":
+        """A new executor for new input shapes, sharing this one's arrays where shapes allow.
+
+        Arrays whose shape is unchanged are the same objects; smaller ones are
+        views of the old buffers; larger ones need `allow_up_sizing=True`.
+        """
+        from .infer import infer_shape_partial
+        arg_shapes, _, aux_shapes = infer_shape_partial(self._symbol, **kwargs)
+        names = [n.name for n in self._arg_nodes]
+        unknown = [n for n, s in zip(names, arg_shapes) if not shape_known(s or None)]
+        if unknown:
+            raise MXNetError(f"reshape: cannot decide the shapes of {unknown} from {kwargs}")
+        resize = _Resizer(self._ctx, kwargs, partial_shaping, allow_up_sizing)
+        args = [resize(n, a, s) for n, a, s in zip(names, self.arg_arrays, arg_shapes)]
+        grads = [None if g is None else resize(n, g, s)
+                 for n, g, s in zip(names, self.grad_arrays, arg_shapes)]
+        aux = [resize(n.name, a, s) for n, a, s in zip(self._aux_nodes, self.aux_arrays, aux_shapes)]
+        meta = _validate(self._symbol, args, aux)
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta, self._program)
+
+    # -- inspection ----------------------------------------------------------------------------
+    def debug_str(self) -> str:
+        """The execution schedule (forward then backward steps) and the memory it holds."""
+        g = self._program.graph
+        lines = ["Symbol Outputs:"]
+        for k, (node, idx) in enumerate(self._program.outputs):
+            lines.append(f"\toutput[{k}]={node.name}({idx})")
+        for node in g.nodes:
+            if node.op is None:
+                lines.append(f"Variable:{node.name}")
+                continue
+            lines += ["--------------------", f"Op:{node.op.name}, Name={node.name}", "Inputs:"]
+            lines += [f"\targ[{i}]={src.name}({j})" for i, (src, j) in enumerate(node.inputs)]
+            if node.attrs is not None and node.attrs.given:
+                lines.append("Attrs:")
+                lines += [f"\t{k}={v}" for k, v in node.attrs.given.items()]
+        held = [a for a in self.arg_arrays + self.grad_arrays + self.aux_arrays + self._outputs
+                if a is not None]
+        nbytes = sum(a._data.nbytes for a in held)
+        lines.append(f"Total {nbytes / 2 ** 20:.4g} MB allocated")
+        lines.append(f"Schedule: {len(self._program.forward_steps)} forward steps, "
+                     f"{len(self._program.backward_steps)} backward steps (naive memory: no reuse)")
+        return "\n".join(lines) + "\n"
+
+    def __repr__(self) -> str:
+        return f"<Executor {self._symbol!r} @{self._ctx}>"
+
+
+class _Resizer:
+    """reshape()'s rule for one array: same shape -> same object, smaller -> a view."""
+
+    def __init__(self, ctx: Context, given: dict, partial: bool, up_sizing: bool):
+        self.ctx, self.given, self.partial, self.up_sizing = ctx, given, partial, up_sizing
+
+    def __call__(self, name: str, arr: NDArray, shape: tuple) -> NDArray:
+        shape = tuple(shape)
+        if tuple(arr.shape) == shape:
+            return arr
+        if name not in self.given and not self.partial:
+            raise MXNetError(f"Shape of unspecified array arg:{name} changed. This can cause the new "
+                             "executor to not share parameters with the old one. Please check for error "
+                             "in network. If this is intended, set partial_shaping=True to suppress "
+                             "this warning.")
+        size = int(np.prod(shape))
+        if size > arr.size:
+            if not self.up_sizing:
+                raise MXNetError(f"New shape of arg: {name} is larger than original. First making a big "
+                                 "executor and then down sizing it is more efficient than the reverse. "
+                                 "If you really want to up size, set allow_up_sizing=True to enable "
+                                 "allocation of new arrays.")
+            return _zeros(shape, arr.dtype, self.ctx)
+        return NDArray._wrap(arr._data.reshape(-1)[:size].reshape(shape), self.ctx)
+
+
+# -- bind / simple_bind / eval ---------------------------------------------------------------
+
+def _check_ctx(ctx: Context, named: Sequence[tuple[str, NDArray | None]]) -> None:
+    for name, a in named:
+        if a is not None and a._ctx != ctx:
+            raise MXNetError(f"array {name!r} lives on {a._ctx} but the executor is bound to {ctx}; "
+                             "use as_in_context() first")
+
+
+def bind(sym, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: Any = "write",
+         aux_states: Any = None, group2ctx: dict | None = None, shared_exec: Any = None) -> Executor:
+    """Bind arrays to a symbol's arguments (MXNet's `Symbol.bind`); the arrays are used in place."""
+    ctx = Context(ctx) if ctx is not None else current_context()
+    names = sym.list_arguments()
+    aux_names = sym.list_auxiliary_states()
+    arg_list = _arrays_by_name(names, args, "args", True)
+    grads = _arrays_by_name(names, args_grad, "args_grad", False)
+    reqs = _grad_reqs(names, grad_req)
+    aux = _arrays_by_name(aux_names, [] if aux_states is None and aux_names else aux_states,
+                          "aux_states", True)
+    _check_ctx(ctx, list(zip(names, arg_list)) + list(zip(names, grads)) + list(zip(aux_names, aux)))
+    _check_shapes("gradient of", names, grads, [a.shape for a in arg_list])
+    meta = _validate(sym, arg_list, aux)
+    return Executor(sym, ctx, arg_list, grads, reqs, aux, meta)
+
+
+def _default_types(sym, type_dict: dict | None) -> dict:
+    """MXNet's simple_bind: float32 for every argument without a `__dtype__` attribute."""
+    if type_dict is not None:
+        return dict(type_dict)
+    attrs = sym.attr_dict()
+    return {n: np.float32 for n in sym.list_arguments() if "__dtype__" not in attrs.get(n, {})}
+
+
+def _shared(name: str, shape: tuple, dtype: Any, pool: dict | None) -> NDArray | None:
+    """An array from a shared pool when it matches (simple_bind's sharing)."""
+    arr = None if pool is None else pool.get(name)
+    if arr is None:
+        return None
+    if tuple(arr.shape) != tuple(shape) or arr.dtype != np.dtype(dtype):
+        raise MXNetError(f"shared array {name!r} has shape {tuple(arr.shape)} and dtype {arr.dtype}, "
+                         f"expected {tuple(shape)} and {np.dtype(dtype)}")
+    return arr
+
+
+def _from_buffer(name: str, shape: tuple, dtype: Any, ctx: Context, buffer: dict | None) -> NDArray:
+    """simple_bind's shared_buffer: reuse a big enough buffer by name, or allocate and record one."""
+    size = int(np.prod(shape))
+    old = None if buffer is None else buffer.get(name)
+    if old is not None and old.size >= size and old.dtype == np.dtype(dtype):
+        return NDArray._wrap(old._data.reshape(-1)[:size].reshape(shape), ctx)
+    arr = _zeros(shape, dtype, ctx)
+    if buffer is not None:
+        buffer[name] = arr
+    return arr
+
+
+def simple_bind(sym, ctx: Context | None, grad_req: Any = "write", type_dict: dict | None = None,
+                stype_dict: dict | None = None, group2ctx: dict | None = None,
+                shared_arg_names: Sequence[str] | None = None, shared_exec: Executor | None = None,
+                shared_buffer: dict | None = None, **kwargs: Any) -> Executor:
+    """Bind with freshly allocated (zero) arrays whose shapes and dtypes are inferred from
+    `kwargs` shapes and `type_dict` (MXNet's `Symbol.simple_bind`)."""
+    from .infer import infer_shape_partial, infer_type_partial
+    ctx = Context(ctx) if ctx is not None else current_context()
+    names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
+    arg_shapes, _, aux_shapes = infer_shape_partial(sym, **kwargs)
+    unknown = [f"{n}: {s}" for n, s in zip(names + aux_names, arg_shapes + aux_shapes)
+               if not shape_known(s or None)]
+    if unknown:
+        raise MXNetError("simple_bind: cannot decide the shapes of " + ", ".join(unknown)
+                         + "; give the input shapes as keyword arguments, e.g. data=(64, 784)")
+    arg_types, _, aux_types = infer_type_partial(sym, **_default_types(sym, type_dict))
+    reqs = _grad_reqs(names, grad_req)
+    shared_args = set(shared_arg_names or ()) if shared_exec is not None else set()
+    pools = (shared_exec.arg_dict, shared_exec.grad_dict, shared_exec.aux_dict) if shared_exec else ({}, {}, {})
+    args, grads = [], []
+    for n, s, t, r in zip(names, arg_shapes, arg_types, reqs):
+        t = t or np.float32
+        pick = n in shared_args
+        arr = _shared(n, s, t, pools[0]) if pick else None
+        args.append(arr if arr is not None else _from_buffer(n, s, t, ctx, shared_buffer))
+        grad = _shared(n, s, t, pools[1]) if pick and r != "null" else None
+        grads.append(None if r == "null" else grad if grad is not None else _zeros(s, t, ctx))
+    aux = []
+    for n, s, t in zip(aux_names, aux_shapes, aux_types):
+        arr = _shared(n, s, t or np.float32, pools[2])
+        aux.append(arr if arr is not None else _zeros(s, t or np.float32, ctx))
+    return Executor(sym, ctx, args, grads, reqs, aux, _validate(sym, args, aux))
+
+
+def eval_symbol(sym, ctx: Context | None = None, **kwargs: NDArray) -> list[NDArray]:
+    """Bind the keyword arrays, run forward once and return the outputs (MXNet's `Symbol.eval`)."""
+    return bind(sym, ctx if ctx is not None else current_context(), kwargs).forward()
