@@ -74,7 +74,10 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     for a in args:
         while slot < len(names) and names[slot] in bound:
             slot += 1
-        if slot < len(names) and (a is None or is_array_like(a)):
+        if a is None:  # MXNet drops positional None inputs (`FullyConnected(x, w, None, no_bias=True)`)
+            slot += 1
+            continue
+        if slot < len(names) and is_array_like(a):
             bound[names[slot]] = a
             slot += 1
         else:

@@ -52,7 +52,8 @@ class OpDef:
             self._num_visible = lambda a: len(self._outputs(a))
         else:
             self._num_visible = num_visible_outputs if callable(num_visible_outputs) else _const(num_visible_outputs)
-        self.schema = AttrSchema(name, dict(attrs or {}), ignored=ignored_attrs)
+        # MXNet ops without a parameter struct accept (and keep) any attribute
+        self.schema = AttrSchema(name, dict(attrs or {}), ignored=ignored_attrs, allow_extra=not attrs)
         self.forward = forward
         self.infer_shape = infer_shape
         self.infer_type = infer_type or same_type
