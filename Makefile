@@ -10,7 +10,7 @@ $(VENV)/.installed: pyproject.toml
 
 .PHONY: demo test test-thorough bench lint
 demo: $(VENV)/.installed
-	$(PY) examples/quickstart.py
+	$(PY) examples/quickstart.py $(DEMO_ARGS)
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
