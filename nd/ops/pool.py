@@ -1,0 +1,302 @@
+"""Pooling (MXNet 1.9.1 semantics): max, avg, sum and Lp pooling in 1-D, 2-D and 3-D.
+
+Windows are strided slices of the padded input, one per kernel offset: the
+forward reduces K = prod(kernel) slices (small) into the output and the
+backward scatters the output gradient back through the same slices, so no
+Python loop runs over pixels or batch.
+
+Window geometry follows MXNet's CPU kernels (pool.h): a window starts at
+`o*stride - pad`; for avg pooling its divisor is the window clipped to
+`[-pad, in + pad)` (count_include_pad, the default) or to `[0, in)`.
+
+`pooling_convention='same'` fails shape inference in MXNet 1.9.1
+(formats.md, section 3); here it is TensorFlow's SAME: output `ceil(in/stride)`,
+with the padding the windows need split evenly (the extra one at the end).
+The `pad` attribute must then be zero, as MXNet requires.
+
+Max pooling declares MXNet's hidden MKLDNN `workspace` output (see
+`has_workspace`) so graph files count outputs as MXNet does; its backward is
+MXNet's native CPU kernel, which for 3-D avg pooling with the 'full'
+convention differs from MXNet's MKLDNN backward (that one ignores the
+clipped window sizes).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..attrs import Attr, Attrs
+from ..errors import AttrError, AutogradError, ShapeError
+from ..registry import merge_shape, register, same_type
+from .conv import (check_layout, from_cf, from_cf_shape, given_attrs, is_channel_last, offset_slices,
+                   kernel_offsets, pad_spatial, spatial_tuple, to_cf, to_cf_shape)
+
+Shape = tuple
+
+POOL_ATTRS = {
+    "kernel": Attr("shape", (), "Pooling kernel size: (y, x) or (d, y, x)"),
+    "pool_type": Attr("str", "max", "Pooling type to be applied.", choices=("avg", "lp", "max", "sum")),
+    "global_pool": Attr("bool", False, "Ignore kernel size, do global pooling based on current input "
+                                       "feature map."),
+    "cudnn_off": Attr("bool", False, "Turn off cudnn pooling and use MXNet pooling operator (accepted and "
+                                     "ignored)."),
+    "pooling_convention": Attr("str", "valid", "Pooling convention to be applied.",
+                               choices=("full", "same", "valid")),
+    "stride": Attr("shape", (), "Stride: for pooling (y, x) or (d, y, x). Defaults to 1 for each dimension."),
+    "pad": Attr("shape", (), "Pad for pooling: (y, x) or (d, y, x). Defaults to no padding."),
+    "p_value": Attr("int", None, "Value of p for Lp pooling, can be 1 or 2, required for Lp Pooling."),
+    "count_include_pad": Attr("bool", None, "Only used for AvgPool, specify whether to count padding "
+                                            "elements for average calculation. Defaults to true."),
+    "layout": Attr("str", None, "Set layout for input and output. Empty for default layout: NCW for 1d, "
+                                "NCHW for 2d and NCDHW for 3d.",
+                   choices=("NCDHW", "NCHW", "NCW", "NDHWC", "NHWC", "NWC")),
+}
+
+
+class PoolGeometry:
+    """Where every window of one pooling call lies, per spatial dim."""
+
+    __slots__ = ("kernel", "stride", "pad_lo", "pad_hi", "clip_hi", "in_sp", "out_sp")
+
+    def __init__(self, kernel, stride, pad_lo, pad_hi, clip_hi, in_sp, out_sp):
+        self.kernel, self.stride = kernel, stride
+        self.pad_lo, self.pad_hi = pad_lo, pad_hi  # padding of the input buffer
+        self.clip_hi = clip_hi                      # windows end at in + clip_hi for avg's divisor
+        self.in_sp, self.out_sp = in_sp, out_sp
+
+    def divisor(self, include_pad: bool) -> np.ndarray:
+        """avg pooling's window sizes, shape out_sp (float64)."""
+        counts = []
+        for k, s, lo, hi, n, o in zip(self.kernel, self.stride, self.pad_lo, self.clip_hi,
+                                      self.in_sp, self.out_sp):
+            start = np.arange(o) * s - lo
+            end = np.minimum(start + k, n + hi)
+            if not include_pad:
+                start, end = np.maximum(start, 0), np.minimum(end, n)
+            # a window wholly in the padding sums nothing; MXNet outputs 0 there
+            counts.append(np.maximum(end - start, 1).astype(np.float64))
+        out = counts[0]
+        for c in counts[1:]:
+            out = np.multiply.outer(out, c)
+        return out
+
+
+def _check_attrs(a: Attrs, nsp: int) -> None:
+    if a.pool_type == "lp":
+        if a.p_value is None:
+            raise AttrError("operator Pooling: pool_type='lp' needs the attribute 'p_value'")
+        if a.p_value < 1:
+            raise AttrError(f"operator Pooling: attribute 'p_value' must be >= 1, got {a.p_value}")
+    if not a.global_pool:
+        if len(a.kernel) != nsp:
+            raise AttrError(f"operator Pooling: kernel {tuple(a.kernel)} must have {nsp} entries for "
+                            f"{nsp + 2}-D data (or set global_pool=True)")
+        spatial_tuple("Pooling", "kernel", a.kernel, nsp, 1, 1)
+
+
+def pool_geometry(a: Attrs, in_sp: tuple) -> PoolGeometry:
+    """Kernel, stride, padding and output size of a Pooling call on spatial size `in_sp`."""
+    nsp = len(in_sp)
+    _check_attrs(a, nsp)
+    if a.global_pool:
+        ones = (1,) * nsp
+        zeros = (0,) * nsp
+        return PoolGeometry(tuple(in_sp), ones, zeros, zeros, zeros, tuple(in_sp), ones)
+    kernel = tuple(int(k) for k in a.kernel)
+    stride = spatial_tuple("Pooling", "stride", a.stride, nsp, 1, 1)
+    pad = spatial_tuple("Pooling", "pad", a.pad, nsp, 0, 0)
+    conv = a.pooling_convention
+    if conv == "same" and any(pad):
+        raise AttrError(f"operator Pooling: pooling_convention='same' disables the pad attribute, got {pad}")
+    lo, hi, clip, out = [], [], [], []
+    for x, k, s, p in zip(in_sp, kernel, stride, pad):
+        if conv == "same":
+            o = -(-x // s)
+            total = max((o - 1) * s + k - x, 0)
+            lo.append(total // 2)
+            hi.append(total - total // 2)
+            clip.append(total - total // 2)
+            out.append(o)
+            continue
+        if k > x + 2 * p:
+            raise ShapeError(f"operator Pooling: kernel size {k} exceeds the input size {x} padded to "
+                             f"{x + 2 * p} (kernel {kernel}, pad {pad})")
+        o = (x + 2 * p - k) // s + 1 if conv == "valid" else 1 + -(-(x + 2 * p - k) // s)
+        lo.append(p)
+        clip.append(p)
+        hi.append(max(p, (o - 1) * s + k - x - p))
+        out.append(o)
+    return PoolGeometry(kernel, stride, tuple(lo), tuple(hi), tuple(clip), tuple(in_sp), tuple(out))
+
+
+def _pool_shape(a: Attrs, dshape):
+    if dshape is None:
+        return None
+    if not 3 <= len(dshape) <= 5:
+        raise ShapeError(f"operator Pooling: data must be 3-D, 4-D or 5-D (batch, channel, *spatial), "
+                         f"got shape {tuple(dshape)}")
+    check_layout("Pooling", a.layout, len(dshape))
+    cl = is_channel_last(a.layout)
+    d_cf = to_cf_shape(dshape, cl)
+    if not all(d_cf[2:]):
+        _check_attrs(a, len(dshape) - 2)
+        return [tuple(dshape)], [from_cf_shape(d_cf[:2] + (0,) * (len(dshape) - 2), cl)]
+    geo = pool_geometry(a, tuple(d_cf[2:]))
+    return [tuple(dshape)], [from_cf_shape(tuple(d_cf[:2]) + geo.out_sp, cl)]
+
+
+def _lowest(dtype):
+    dtype = np.dtype(dtype)
+    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+
+
+def _signed_power(xp, x, p: int):
+    return x if p == 1 else x ** p
+
+
+def _signed_root(xp, s, p: int):
+    """The real p-th root (odd p keeps the sign of a negative sum, as MXNet's cbrt)."""
+    if p == 1:
+        return s
+    if p == 2:
+        return xp.sqrt(s)
+    if p == 3:
+        return xp.cbrt(s)
+    if p % 2:
+        return (xp.sign(s) * xp.abs(s) ** (1.0 / p)).astype(s.dtype, copy=False)
+    return (s ** (1.0 / p)).astype(s.dtype, copy=False)
+
+
+def _pad_for(xp, a: Attrs, x, geo: PoolGeometry):
+    fill = _lowest(x.dtype) if a.pool_type == "max" else 0
+    return pad_spatial(xp, x, geo.pad_lo, geo.pad_hi, fill)
+
+
+def pool_forward(xp, a: Attrs, x, geo: PoolGeometry):
+    """Channel-first pooling of x (N, C, *in) -> (N, C, *out)."""
+    xpad = _pad_for(xp, a, x, geo)
+    if a.pool_type == "lp":
+        xpad = _signed_power(xp, xpad, a.p_value)
+    out = None
+    reduce = xp.maximum if a.pool_type == "max" else xp.add
+    for _, off in kernel_offsets(geo.kernel, (1,) * len(geo.kernel)):
+        part = xpad[offset_slices(off, geo.stride, geo.out_sp)]
+        if out is None:
+            out = part.copy()
+        else:
+            reduce(out, part, out=out)
+    if a.pool_type == "avg":
+        div = geo.divisor(a.count_include_pad is not False)
+        out /= xp.asarray(div.astype(out.dtype))
+    elif a.pool_type == "lp":
+        out = _signed_root(xp, out, a.p_value)
+    return out
+
+
+def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
+    """Gradient of pool_forward with respect to x, given the head gradient g and output y."""
+    offsets = list(kernel_offsets(geo.kernel, (1,) * len(geo.kernel)))
+    xpad = _pad_for(xp, a, x, geo)
+    dpad = xp.zeros(xpad.shape, dtype=g.dtype)
+    if a.pool_type == "max":
+        taken = xp.zeros(g.shape, dtype=bool)
+        for _, off in offsets:
+            idx = offset_slices(off, geo.stride, geo.out_sp)
+            hit = (xpad[idx] == y) & ~taken
+            dpad[idx] += xp.where(hit, g, 0)
+            taken |= hit
+    else:
+        if a.pool_type == "avg":
+            scale = g / xp.asarray(geo.divisor(a.count_include_pad is not False).astype(g.dtype))
+        else:
+            scale = g
+        for _, off in offsets:
+            idx = offset_slices(off, geo.stride, geo.out_sp)
+            if a.pool_type == "lp" and a.p_value > 1:
+                safe = xp.where(y == 0, 1, y)
+                ratio = (xpad[idx] / safe) ** (a.p_value - 1)
+                dpad[idx] += xp.where(y == 0, 0, scale * ratio)
+            else:
+                dpad[idx] += scale
+    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + n) for lo, n in zip(geo.pad_lo, geo.in_sp))
+    return xp.ascontiguousarray(dpad[crop])
+
+
+def has_workspace(a: Attrs) -> bool:
+    """MXNet 1.9.1 (an MKLDNN build) gives max pooling with a 1-3-D kernel and a channel-first
+    layout a hidden second output, the MKLDNN workspace; graphs it wrote count it
+    (`node_row_ptr`), so the operator declares it too. It holds zeros here."""
+    return (a.pool_type == "max" and 1 <= len(a.kernel) <= 3
+            and a.layout in (None, "NCW", "NCHW", "NCDHW"))
+
+
+def _pool_outputs(a: Attrs) -> tuple:
+    return ("output", "workspace") if has_workspace(a) else ("output",)
+
+
+def _pool_forward_shape(a: Attrs, dshape):
+    res = _pool_shape(a, dshape)
+    if res is None or not has_workspace(a):
+        return res
+    return res[0], [res[1][0], res[1][0]]
+
+
+def _pool_type(a: Attrs, dtype):
+    if dtype is None:
+        return None
+    return [dtype], [dtype] + ([np.dtype(np.int32)] if has_workspace(a) else [])
+
+
+@register("Pooling", aliases=("_npx_pooling",), outputs=_pool_outputs, num_visible_outputs=1,
+          attrs=dict(POOL_ATTRS), infer_shape=_pool_forward_shape, infer_type=_pool_type)
+def Pooling(xp, a: Attrs, data):
+    """Max / average / sum / Lp pooling over 1-D, 2-D or 3-D windows."""
+    _pool_shape(a, data.shape)
+    cl = is_channel_last(a.layout)
+    x = to_cf(data, cl)
+    geo = pool_geometry(a, tuple(x.shape[2:]))
+    out = from_cf(xp, pool_forward(xp, a, x, geo), cl)
+    if has_workspace(a):
+        return out, xp.broadcast_to(xp.zeros((), dtype=np.int32), out.shape)
+    return (out,)
+
+
+@Pooling.def_gradient
+def _pool_gradient(F, a, inputs, outputs, ograds):
+    return [F._backward_Pooling(ograds[0], inputs[0], outputs[0], **given_attrs(a))]
+
+
+def _pool_backward_shape(a: Attrs, gshape, dshape, oshape):
+    fwd = _pool_shape(a, dshape)
+    if fwd is None:
+        return None
+    out = merge_shape(merge_shape(gshape, fwd[1][0]), oshape)
+    return [out, fwd[0][0], out], [fwd[0][0]]
+
+
+def _pool_backward_type(a: Attrs, *dtypes):
+    res = same_type(a, *dtypes)
+    return None if res is None else (res[0], [res[1][0]])
+
+
+@register("_backward_Pooling", inputs=("ograd", "data", "output"), outputs=("data_grad",),
+          attrs=dict(POOL_ATTRS), infer_shape=_pool_backward_shape, infer_type=_pool_backward_type)
+def _backward_Pooling(xp, a: Attrs, ograd, data, output):
+    """Pooling's data gradient: to the (first) maximum of each window for max pooling,
+    spread over the window for avg/sum, scaled by (x/out)^(p-1) for Lp."""
+    _pool_shape(a, data.shape)
+    cl = is_channel_last(a.layout)
+    x = to_cf(data, cl)
+    geo = pool_geometry(a, tuple(x.shape[2:]))
+    dx = pool_backward(xp, a, to_cf(ograd, cl), x, to_cf(output, cl), geo)
+    return (from_cf(xp, dx, cl),)
+
+
+@_backward_Pooling.def_gradient
+def _pool_backward_gradient(F, a, inputs, outputs, ograds):
+    """avg/sum pooling is linear, so its backward's gradient is the forward again; the
+    max/Lp backwards depend on the data's arg-max / values and have no rule (as MXNet)."""
+    if a.pool_type not in ("avg", "sum"):
+        raise AutogradError(f"operator _backward_Pooling: no second-order gradient for "
+                            f"pool_type={a.pool_type!r} (only avg and sum)")
+    return [F.Pooling(ograds[0], **given_attrs(a)), F.zeros_like(inputs[1]), F.zeros_like(inputs[2])]
+

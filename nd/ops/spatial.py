@@ -1,0 +1,610 @@
+"""Spatial resampling operators (MXNet 1.9.1 semantics): UpSampling,
+_contrib_BilinearResize2D, _contrib_AdaptiveAvgPooling2D, Crop and ROIPooling.
+
+Bilinear resizing and adaptive average pooling are separable linear maps, so
+each is two small dense matrices applied along H and W (`A_h @ x @ A_w^T`,
+matmuls over the whole batch); their gradients are the transposed matrices.
+Bilinear UpSampling is a grouped Deconvolution (as in MXNet) and reuses the
+kernels of conv.py. Every hidden backward here is linear in the head gradient,
+so its own gradient is the forward operator again.
+
+Deliberate differences from MXNet 1.9.1: BilinearResize2D with only one of
+scale_height / scale_width set uses `height` / `width` for the other dim
+(MXNet fails with "bad optional access").
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..attrs import Attr, Attrs
+from ..errors import AttrError, ShapeError
+from ..registry import merge_shape, register, same_type
+from .conv import Geometry, deconv_backward, deconv_forward, given_attrs
+
+Shape = tuple
+
+
+def _check_4d(op: str, name: str, shape) -> None:
+    if shape is not None and len(shape) != 4:
+        raise ShapeError(f"operator {op}: input {name!r} must be 4-D (batch, channel, height, width), "
+                         f"got shape {tuple(shape)}")
+
+
+def _grad_type(n_out):
+    """Backward ops: every input and gradient share one dtype; `n_out(attrs)` gradients."""
+    def infer_type(a: Attrs, *dtypes):
+        res = same_type(a, *dtypes)
+        return None if res is None else (res[0], [res[1][0]] * n_out(a))
+    return infer_type
+
+
+# ---------------------------------------------------------------------------
+# UpSampling
+
+UPSAMPLING_ATTRS = {
+    "scale": Attr("int", doc="Up sampling scale"),
+    "num_filter": Attr("int", 0, "Input filter. Only used by bilinear sample_type. Since bilinear upsampling "
+                                 "uses deconvolution, num_filters is set to the number of channels."),
+    "sample_type": Attr("str", doc="upsampling method", choices=("bilinear", "nearest")),
+    "multi_input_mode": Attr("str", "concat", "How to handle multiple input. concat means concatenate "
+                                              "upsampled images along the channel dimension. sum means add all "
+                                              "images together, only available for nearest neighbor upsampling.",
+                             choices=("concat", "sum")),
+    "num_args": Attr("int", doc="Number of inputs to be upsampled. For nearest neighbor upsampling, this can "
+                                "be 1-N; for bilinear upsampling this must be 2; 1 input and 1 weight."),
+    "workspace": Attr("int", 512, "Tmp workspace for deconvolution (MB) (accepted and ignored)."),
+}
+
+
+def _up_inputs(a: Attrs) -> tuple:
+    if a.sample_type == "bilinear":
+        return ("data", "weight")
+    return tuple(f"arg{i}" for i in range(a.num_args or 0))
+
+
+def _up_check(a: Attrs, n_inputs: int) -> None:
+    if a.scale < 1:
+        raise AttrError(f"operator UpSampling: attribute 'scale' must be >= 1, got {a.scale}")
+    if a.sample_type == "bilinear" and n_inputs != 2:
+        raise AttrError(f"operator UpSampling: bilinear sampling takes 2 inputs (data, weight), got {n_inputs}")
+    if a.sample_type == "bilinear" and a.multi_input_mode == "sum":
+        raise AttrError("operator UpSampling: multi_input_mode='sum' is only available for nearest sampling")
+
+
+def _bilinear_geometry(a: Attrs) -> tuple[Geometry, dict]:
+    """MXNet's GetDeconvolutionParam: the Deconvolution that bilinear UpSampling runs."""
+    s = a.scale
+    k = int(2 * s - s % 2)
+    p = int(math.ceil((s - 1) / 2.0))
+    groups = max(a.num_filter, 1)
+    attrs = {"kernel": (k, k), "stride": (s, s), "pad": (p, p), "num_filter": a.num_filter,
+             "num_group": a.num_filter, "no_bias": True}
+    return Geometry((k, k), (s, s), (1, 1), (p, p), groups), attrs
+
+
+def _up_shape(a: Attrs, *shapes):
+    op = "UpSampling"
+    _up_check(a, len(shapes))
+    dshape = shapes[0]
+    if dshape is None:
+        return None
+    _check_4d(op, _up_inputs(a)[0], dshape)
+    oh, ow = dshape[2] * a.scale, dshape[3] * a.scale
+    if a.sample_type == "bilinear":
+        if a.num_filter < 1:
+            raise AttrError(f"operator {op}: bilinear sampling needs num_filter (the channel count) >= 1")
+        if dshape[1] and dshape[1] != a.num_filter:
+            raise ShapeError(f"operator {op}: bilinear sampling needs num_filter ({a.num_filter}) equal to the "
+                             f"data's channels ({dshape[1]})")
+        k = int(2 * a.scale - a.scale % 2)
+        try:
+            wshape = merge_shape(shapes[1], (dshape[1], 1, k, k))
+        except ShapeError:
+            raise ShapeError(f"operator {op}: input 'weight' has shape {tuple(shapes[1])}, expected "
+                             f"{(dshape[1], 1, k, k)}") from None
+        return [tuple(dshape), wshape], [(dshape[0], dshape[1], oh, ow)]
+    if any(s is None for s in shapes):
+        return None
+    channels = 0
+    for i, s in enumerate(shapes):
+        _check_4d(op, f"arg{i}", s)
+        if s[2] == 0 or s[3] == 0 or oh % s[2] or ow % s[3]:
+            raise ShapeError(f"operator {op}: input arg{i} of shape {tuple(s)} does not divide the output size "
+                             f"({oh}, {ow})")
+        if a.multi_input_mode == "sum":
+            if channels and channels != s[1]:
+                raise ShapeError(f"operator {op}: multi_input_mode='sum' needs equal channels, got "
+                                 f"{[t[1] for t in shapes]}")
+            channels = s[1]
+        else:
+            channels += s[1]
+    return [tuple(s) for s in shapes], [(dshape[0], channels, oh, ow)]
+
+
+def _nearest(xp, x, sh: int, sw: int):
+    n, c, h, w = x.shape
+    return xp.broadcast_to(x[:, :, :, None, :, None], (n, c, h, sh, w, sw)).reshape(n, c, h * sh, w * sw)
+
+
+@register("UpSampling", inputs=_up_inputs, key_var_num_args="num_args", learnable=("weight",),
+          attrs=dict(UPSAMPLING_ATTRS), infer_shape=_up_shape, infer_type=same_type)
+def UpSampling(xp, a: Attrs, *xs):
+    """Nearest-neighbour (any number of inputs, concatenated or summed) or bilinear
+    (a grouped Deconvolution with the given weight) upsampling of NCHW data."""
+    _, (oshape,) = _up_shape(a, *[x.shape for x in xs])
+    if a.sample_type == "bilinear":
+        geo, _ = _bilinear_geometry(a)
+        return (deconv_forward(xp, xs[0], xs[1], None, geo, oshape[2:]),)
+    oh, ow = oshape[2:]
+    parts = [_nearest(xp, x, oh // x.shape[2], ow // x.shape[3]) for x in xs]
+    if len(parts) == 1:
+        return (xp.ascontiguousarray(parts[0]),)
+    if a.multi_input_mode == "sum":
+        out = parts[0].copy()
+        for p in parts[1:]:
+            out += p
+        return (out,)
+    return (xp.concatenate(parts, axis=1),)
+
+
+@UpSampling.def_gradient
+def _up_gradient(F, a, inputs, outputs, ograds):
+    if a.sample_type == "bilinear":
+        _, kw = _bilinear_geometry(a)
+        res = F._backward_Deconvolution(ograds[0], inputs[0], inputs[1], **kw)
+        return [res[0], res[1]]
+    res = F._backward_UpSampling(ograds[0], *inputs, **given_attrs(a))
+    return [res] if len(inputs) == 1 else [res[i] for i in range(len(inputs))]
+
+
+def _up_back_shape(a: Attrs, gshape, *shapes):
+    fwd = _up_shape(a, *shapes)
+    if fwd is None:
+        return None
+    ins, outs = fwd
+    return [merge_shape(gshape, outs[0]), *ins], list(ins)
+
+
+@register("_backward_UpSampling", inputs=lambda a: ("ograd",) + _up_inputs(a),
+          outputs=lambda a: tuple(f"{n}_grad" for n in _up_inputs(a)), attrs=dict(UPSAMPLING_ATTRS),
+          infer_shape=_up_back_shape, infer_type=_grad_type(lambda a: len(_up_inputs(a))))
+def _backward_UpSampling(xp, a: Attrs, ograd, *xs):
+    """Gradients of nearest UpSampling: the head gradient summed over each input's
+    scale x scale blocks (its channel slice of it for concat)."""
+    if a.sample_type == "bilinear":
+        geo, _ = _bilinear_geometry(a)
+        return deconv_backward(xp, ograd, xs[0], xs[1], geo)
+    n, _, oh, ow = ograd.shape
+    out, begin = [], 0
+    for x in xs:
+        c, h, w = x.shape[1:]
+        g = ograd if a.multi_input_mode == "sum" else ograd[:, begin:begin + c]
+        begin += c
+        out.append(g.reshape(n, c, h, oh // h, w, ow // w).sum(axis=(3, 5)))
+    return tuple(out)
+
+
+@_backward_UpSampling.def_gradient
+def _up_back_gradient(F, a, inputs, outputs, ograds):
+    """The backward is linear in the head gradient: its gradient is UpSampling itself."""
+    if a.sample_type == "bilinear":  # Deconvolution's backward: bilinear in (ograd, data / weight)
+        _, kw = _bilinear_geometry(a)
+        g, data, weight = inputs
+        d_g = F.elemwise_add(F.Deconvolution(ograds[0], weight, **kw), F.Deconvolution(data, ograds[1], **kw))
+        return [d_g, F._backward_Deconvolution(g, data, ograds[1], **kw)[0],
+                F._backward_Deconvolution(g, ograds[0], weight, **kw)[1]]
+    return [F.UpSampling(*ograds, **given_attrs(a))] + [None] * (len(inputs) - 1)
+
+
+# ---------------------------------------------------------------------------
+# _contrib_BilinearResize2D
+
+RESIZE_MODES = ("like", "odd_scale", "size", "to_even_down", "to_even_up", "to_odd_down", "to_odd_up")
+RESIZE_ATTRS = {
+    "height": Attr("int", 1, "output height (required, but ignored if scale_height is defined or mode is not "
+                             "\"size\")"),
+    "width": Attr("int", 1, "output width (required, but ignored if scale_width is defined or mode is not "
+                            "\"size\")"),
+    "scale_height": Attr("float", None, "sampling scale of the height (optional, used in modes \"scale\" and "
+                                        "\"odd_scale\")"),
+    "scale_width": Attr("float", None, "sampling scale of the width (optional, used in modes \"scale\" and "
+                                       "\"odd_scale\")"),
+    "mode": Attr("str", "size", "resizing mode: size, odd_scale, like, to_even_down, to_even_up, to_odd_down, "
+                                "to_odd_up", choices=RESIZE_MODES),
+    "align_corners": Attr("bool", True, "With align_corners = True, the interpolating doesn't proportionally "
+                                        "align the output and input pixels, and thus the output values can "
+                                        "depend on the input size."),
+}
+
+
+def _resize_inputs(a: Attrs) -> tuple:
+    return ("data", "like") if a.mode == "like" else ("data",)
+
+
+def _f32(v: float) -> float:
+    return float(np.float32(v))
+
+
+def _resize_dim(a: Attrs, size: int, fixed: int, scale, like: int | None) -> int:
+    """MXNet's output size along one dim for each resize mode."""
+    mode = a.mode
+    if mode == "size":
+        return int(_f32(scale) * size) if scale is not None else fixed
+    if mode == "odd_scale":
+        if scale is None:
+            raise AttrError("operator _contrib_BilinearResize2D: mode 'odd_scale' needs scale_height and "
+                            "scale_width")
+        return int(size * _f32(scale)) if size % 2 == 0 else int((size - 1) * _f32(scale)) + 1
+    if mode == "like":
+        return like
+    even = size % 2 == 0
+    return {"to_even_down": size if even else size - 1, "to_even_up": size if even else size + 1,
+            "to_odd_down": size - 1 if even else size, "to_odd_up": size + 1 if even else size}[mode]
+
+
+def _resize_shape(a: Attrs, dshape, like=None):
+    op = "_contrib_BilinearResize2D"
+    _check_4d(op, "data", dshape)
+    _check_4d(op, "like", like)
+    if dshape is None or (a.mode == "like" and (like is None or not like[2] or not like[3])):
+        return None
+    if not (dshape[2] and dshape[3]):
+        return None
+    oh = _resize_dim(a, dshape[2], a.height, a.scale_height, like[2] if like is not None else None)
+    ow = _resize_dim(a, dshape[3], a.width, a.scale_width, like[3] if like is not None else None)
+    if oh < 1 or ow < 1:
+        raise ShapeError(f"operator {op}: output size ({oh}, {ow}) must be positive (data {tuple(dshape)}, "
+                         f"mode {a.mode})")
+    ins = [tuple(dshape)] + ([tuple(like)] if like is not None else [])
+    return ins, [(dshape[0], dshape[1], oh, ow)]
+
+
+def interp_matrix(n_in: int, n_out: int, align_corners: bool) -> np.ndarray:
+    """(n_out, n_in) float32 bilinear weights, computed as MXNet's kernel does (float32)."""
+    mat = np.zeros((n_out, n_in), dtype=np.float32)
+    dst = np.arange(n_out)
+    if n_in == n_out:
+        mat[dst, dst] = 1
+        return mat
+    if n_out == 1:  # MXNet samples the first row/column, with or without align_corners
+        scale = np.float32(0)
+    else:
+        scale = np.float32((n_in - 1) / (n_out - 1)) if align_corners else np.float32(n_in / n_out)
+    if align_corners:
+        real = scale * dst.astype(np.float32)
+    else:
+        real = np.maximum(scale * (dst.astype(np.float32) + np.float32(0.5)) - np.float32(0.5), np.float32(0))
+    i0 = real.astype(np.int64)
+    i1 = i0 + (i0 < n_in - 1)
+    lam1 = (real - i0).astype(np.float32)
+    np.add.at(mat, (dst, i0), np.float32(1) - lam1)
+    np.add.at(mat, (dst, i1), lam1)
+    return mat
+
+
+def _separable(xp, x, mat_h: np.ndarray, mat_w: np.ndarray):
+    """`mat_h @ x @ mat_w^T` over the last two axes of an NCHW array."""
+    ah = xp.asarray(mat_h.astype(x.dtype, copy=False))
+    aw = xp.asarray(mat_w.astype(x.dtype, copy=False))
+    return xp.matmul(ah, xp.matmul(x, aw.T))
+
+
+def _resize_mats(a: Attrs, in_hw: tuple, out_hw: tuple):
+    return (interp_matrix(in_hw[0], out_hw[0], a.align_corners),
+            interp_matrix(in_hw[1], out_hw[1], a.align_corners))
+
+
+@register("_contrib_BilinearResize2D", inputs=_resize_inputs, attrs=dict(RESIZE_ATTRS),
+          infer_shape=_resize_shape, infer_type=lambda a, *t: None if t[0] is None else
+          ([t[0]] * len(t), [t[0]]), hint="bilinearresize2d")
+def BilinearResize2D(xp, a: Attrs, data, like=None):
+    """Resize NCHW data to a new height and width by bilinear interpolation."""
+    _, (oshape,) = _resize_shape(a, data.shape, None if like is None else like.shape)
+    mh, mw = _resize_mats(a, data.shape[2:], oshape[2:])
+    return (_separable(xp, data, mh, mw),)
+
+
+@BilinearResize2D.def_gradient
+def _resize_gradient(F, a, inputs, outputs, ograds):
+    res = F._backward_contrib_BilinearResize2D(ograds[0], *inputs, **given_attrs(a))
+    return [res] if len(inputs) == 1 else [res[0], res[1]]
+
+
+def _resize_back_shape(a: Attrs, gshape, dshape, like=None):
+    fwd = _resize_shape(a, dshape, like)
+    if fwd is None:
+        return None
+    return [merge_shape(gshape, fwd[1][0]), *fwd[0]], list(fwd[0])
+
+
+@register("_backward_contrib_BilinearResize2D", inputs=lambda a: ("ograd",) + _resize_inputs(a),
+          outputs=lambda a: tuple(f"{n}_grad" for n in _resize_inputs(a)), attrs=dict(RESIZE_ATTRS),
+          infer_shape=_resize_back_shape, infer_type=_grad_type(lambda a: len(_resize_inputs(a))))
+def _backward_BilinearResize2D(xp, a: Attrs, ograd, data, like=None):
+    """Transposed interpolation of the head gradient (zeros for `like`)."""
+    mh, mw = _resize_mats(a, data.shape[2:], ograd.shape[2:])
+    dx = _separable(xp, ograd, mh.T, mw.T)
+    return (dx,) if like is None else (dx, xp.zeros(like.shape, dtype=like.dtype))
+
+
+@_backward_BilinearResize2D.def_gradient
+def _resize_back_gradient(F, a, inputs, outputs, ograds):
+    resized = F._contrib_BilinearResize2D(ograds[0], inputs[0], mode="like", align_corners=a.align_corners)
+    return [resized] + [None] * (len(inputs) - 1)
+
+
+# ---------------------------------------------------------------------------
+# _contrib_AdaptiveAvgPooling2D
+
+ADAPTIVE_ATTRS = {"output_size": Attr("shape", (), "int (output size) or a tuple of int for output "
+                                                   "(height, width).")}
+
+
+def _adaptive_out(a: Attrs) -> tuple:
+    size = tuple(a.output_size)
+    if len(size) == 0:
+        size = (1, 1)
+    elif len(size) == 1:
+        size = (size[0], size[0])
+    elif len(size) != 2:
+        raise AttrError(f"operator _contrib_AdaptiveAvgPooling2D: output_size must have 1 or 2 entries, "
+                        f"got {size}")
+    if any(s is None or s < 1 for s in size):
+        raise AttrError(f"operator _contrib_AdaptiveAvgPooling2D: output_size entries must be >= 1, got {size}")
+    return size
+
+
+def _adaptive_shape(a: Attrs, dshape):
+    _check_4d("_contrib_AdaptiveAvgPooling2D", "data", dshape)
+    oh, ow = _adaptive_out(a)
+    if dshape is None:
+        return None
+    return [tuple(dshape)], [(dshape[0], dshape[1], oh, ow)]
+
+
+def adaptive_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in) averaging weights: bin o covers [floor(o*in/out), ceil((o+1)*in/out))."""
+    o = np.arange(n_out)
+    start = np.floor(o * n_in / n_out).astype(np.int64)
+    end = np.ceil((o + 1) * n_in / n_out).astype(np.int64)
+    i = np.arange(n_in)
+    inside = (i[None, :] >= start[:, None]) & (i[None, :] < end[:, None])
+    return inside / (end - start)[:, None].astype(np.float64)
+
+
+@register("_contrib_AdaptiveAvgPooling2D", attrs=dict(ADAPTIVE_ATTRS), infer_shape=_adaptive_shape,
+          infer_type=same_type, hint="adaptiveavgpooling2d")
+def AdaptiveAvgPooling2D(xp, a: Attrs, data):
+    """Average pooling of NCHW data into a fixed output size (bins as PyTorch/MXNet)."""
+    _adaptive_shape(a, data.shape)
+    oh, ow = _adaptive_out(a)
+    return (_separable(xp, data, adaptive_matrix(data.shape[2], oh), adaptive_matrix(data.shape[3], ow)),)
+
+
+@AdaptiveAvgPooling2D.def_gradient
+def _adaptive_gradient(F, a, inputs, outputs, ograds):
+    return [F._backward_contrib_AdaptiveAvgPooling2D(ograds[0], inputs[0], **given_attrs(a))]
+
+
+def _adaptive_back_shape(a: Attrs, gshape, dshape):
+    fwd = _adaptive_shape(a, dshape)
+    if fwd is None:
+        return None
+    return [merge_shape(gshape, fwd[1][0]), tuple(dshape)], [tuple(dshape)]
+
+
+@register("_backward_contrib_AdaptiveAvgPooling2D", inputs=("ograd", "data"), outputs=("data_grad",),
+          attrs=dict(ADAPTIVE_ATTRS), infer_shape=_adaptive_back_shape, infer_type=_grad_type(lambda a: 1))
+def _backward_AdaptiveAvgPooling2D(xp, a: Attrs, ograd, data):
+    """Each bin's gradient spread evenly over the bin."""
+    oh, ow = _adaptive_out(a)
+    mh, mw = adaptive_matrix(data.shape[2], oh), adaptive_matrix(data.shape[3], ow)
+    return (_separable(xp, ograd, mh.T, mw.T),)
+
+
+@_backward_AdaptiveAvgPooling2D.def_gradient
+def _adaptive_back_gradient(F, a, inputs, outputs, ograds):
+    return [F._contrib_AdaptiveAvgPooling2D(ograds[0], **given_attrs(a)), None]
+
+
+# ---------------------------------------------------------------------------
+# Crop
+
+CROP_ATTRS = {
+    "num_args": Attr("int", doc="Number of inputs for crop, if equals one, then we will use the h_w for crop "
+                                "height and width, else if equals two, then we will use the height and width "
+                                "of the second input symbol, we name crop_like here"),
+    "offset": Attr("shape", (0, 0), "crop offset coordinate: (y, x)"),
+    "h_w": Attr("shape", (0, 0), "crop height and width: (h, w)"),
+    "center_crop": Attr("bool", False, "If set to true, then it will use be the center_crop,or it will crop "
+                                       "using the shape of crop_like"),
+}
+
+
+def _crop_inputs(a: Attrs) -> tuple:
+    return tuple(f"arg{i}" for i in range(a.num_args or 0))
+
+
+def _crop_window(a: Attrs, dshape, like=None) -> tuple[int, int, int, int]:
+    """(top, left, height, width) of the crop, validated against the data."""
+    op = "Crop"
+    if a.num_args not in (1, 2):
+        raise AttrError(f"operator {op}: num_args must be 1 or 2, got {a.num_args}")
+    if len(a.offset) != 2 or len(a.h_w) != 2:
+        raise AttrError(f"operator {op}: offset and h_w must have 2 entries, got {a.offset} and {a.h_w}")
+    h, w = (like[2], like[3]) if like is not None else tuple(a.h_w)
+    if h < 1 or w < 1:
+        raise AttrError(f"operator {op}: the crop height and width (h_w) must be >= 1, got {(h, w)}")
+    if h > dshape[2] or w > dshape[3]:
+        raise ShapeError(f"operator {op}: crop size {(h, w)} exceeds the data {tuple(dshape)}")
+    if a.center_crop:
+        top, left = (dshape[2] - h) // 2, (dshape[3] - w) // 2
+    else:
+        top, left = a.offset
+    if not (0 <= top <= dshape[2] - h and 0 <= left <= dshape[3] - w):
+        raise ShapeError(f"operator {op}: offset {(top, left)} leaves no room for a {(h, w)} crop of data "
+                         f"{tuple(dshape)}")
+    return top, left, h, w
+
+
+def _crop_shape(a: Attrs, dshape, like=None):
+    _check_4d("Crop", "arg0", dshape)
+    _check_4d("Crop", "arg1", like)
+    if dshape is None or (a.num_args == 2 and like is None):
+        return None
+    _, _, h, w = _crop_window(a, dshape, like)
+    return [tuple(dshape)] + ([tuple(like)] if like is not None else []), [(dshape[0], dshape[1], h, w)]
+
+
+@register("Crop", inputs=_crop_inputs, key_var_num_args="num_args", attrs=dict(CROP_ATTRS),
+          infer_shape=_crop_shape, infer_type=lambda a, *t: None if t[0] is None else ([t[0]] * len(t), [t[0]]))
+def Crop(xp, a: Attrs, data, like=None):
+    """Crop the H and W dims of NCHW data to h_w (or to the second input's size) at
+    offset, or centred."""
+    top, left, h, w = _crop_window(a, data.shape, None if like is None else like.shape)
+    return (xp.ascontiguousarray(data[:, :, top:top + h, left:left + w]),)
+
+
+@Crop.def_gradient
+def _crop_gradient(F, a, inputs, outputs, ograds):
+    res = F._backward_Crop(ograds[0], *inputs, **given_attrs(a))
+    return [res] if len(inputs) == 1 else [res[0], res[1]]
+
+
+def _crop_back_shape(a: Attrs, gshape, dshape, like=None):
+    fwd = _crop_shape(a, dshape, like)
+    if fwd is None:
+        return None
+    return [merge_shape(gshape, fwd[1][0]), *fwd[0]], list(fwd[0])
+
+
+@register("_backward_Crop", inputs=lambda a: ("ograd",) + _crop_inputs(a),
+          outputs=lambda a: tuple(f"{n}_grad" for n in _crop_inputs(a)), attrs=dict(CROP_ATTRS),
+          infer_shape=_crop_back_shape, infer_type=_grad_type(lambda a: a.num_args))
+def _backward_Crop(xp, a: Attrs, ograd, data, like=None):
+    """The head gradient placed back into the crop window of zeros (zeros for crop_like)."""
+    top, left, h, w = _crop_window(a, data.shape, None if like is None else like.shape)
+    dx = xp.zeros(data.shape, dtype=ograd.dtype)
+    dx[:, :, top:top + h, left:left + w] = ograd
+    return (dx,) if like is None else (dx, xp.zeros(like.shape, dtype=ograd.dtype))
+
+
+@_backward_Crop.def_gradient
+def _crop_back_gradient(F, a, inputs, outputs, ograds):
+    return [F.Crop(ograds[0], *inputs[2:], **given_attrs(a))] + [None] * (len(inputs) - 1)
+
+
+# ---------------------------------------------------------------------------
+# ROIPooling
+
+ROI_ATTRS = {
+    "pooled_size": Attr("shape", doc="ROI pooling output shape (h,w) "),
+    "spatial_scale": Attr("float", doc="Ratio of input feature map height (or w) to raw image height (or w). "
+                                       "Equals the reciprocal of total stride in convolutional layers"),
+}
+
+
+def _roi_pooled(a: Attrs) -> tuple:
+    size = tuple(a.pooled_size)
+    if len(size) != 2 or any(s is None or s < 1 for s in size):
+        raise AttrError(f"operator ROIPooling: pooled_size must be two entries >= 1, got {size}")
+    if not 0 <= a.spatial_scale <= 1:
+        raise AttrError(f"operator ROIPooling: spatial_scale must be in [0, 1], got {a.spatial_scale}")
+    return size
+
+
+def _roi_shape(a: Attrs, dshape, rshape):
+    ph, pw = _roi_pooled(a)
+    _check_4d("ROIPooling", "data", dshape)
+    if rshape is not None and (len(rshape) != 2 or rshape[1] not in (0, 5)):
+        raise ShapeError(f"operator ROIPooling: rois must have shape (num_rois, 5), got {tuple(rshape)}")
+    if dshape is None or rshape is None:
+        return None
+    out = (rshape[0], dshape[1], ph, pw)
+    return [tuple(dshape), (rshape[0], 5)], [out, out]
+
+
+def _c_round(xp, v):
+    """C's round(): halves away from zero (numpy rounds them to even)."""
+    return xp.sign(v) * xp.floor(xp.abs(v) + 0.5)
+
+
+def _roi_bins(xp, rois, scale: float, pooled: int, size: int, lo_col: int, hi_col: int, dtype):
+    """Per ROI and pooled bin, the [start, end) input range along one axis (clipped)."""
+    start = _c_round(xp, rois[:, lo_col] * dtype.type(scale)).astype(np.int64)
+    end = _c_round(xp, rois[:, hi_col] * dtype.type(scale)).astype(np.int64)
+    length = xp.maximum(end - start + 1, 1).astype(dtype)
+    bin_size = length / dtype.type(pooled)
+    p = xp.arange(pooled, dtype=dtype)
+    b0 = xp.floor(p[None, :] * bin_size[:, None]).astype(np.int64) + start[:, None]
+    b1 = xp.ceil((p[None, :] + 1) * bin_size[:, None]).astype(np.int64) + start[:, None]
+    return xp.clip(b0, 0, size), xp.clip(b1, 0, size)
+
+
+@register("ROIPooling", aliases=("_npx_roi_pooling",), inputs=("data", "rois"), outputs=("output", "maxidx"),
+          num_visible_outputs=1, attrs=dict(ROI_ATTRS), infer_shape=_roi_shape,
+          infer_type=lambda a, d, r: None if d is None else ([d, d if r is None else r], [d, d]))
+def ROIPooling(xp, a: Attrs, data, rois):
+    """Max pooling of each region of interest into pooled_size bins (Fast R-CNN); the
+    hidden second output holds each bin's arg-max (h*W + w, -1 for an empty bin)."""
+    _roi_shape(a, data.shape, rois.shape)
+    ph, pw = _roi_pooled(a)
+    n, c, height, width = data.shape
+    dtype = np.dtype(data.dtype)
+    rois = rois.astype(dtype, copy=False)
+    hs, he = _roi_bins(xp, rois, a.spatial_scale, ph, height, 2, 4, dtype)
+    ws, we = _roi_bins(xp, rois, a.spatial_scale, pw, width, 1, 3, dtype)
+    kh = max(int((he - hs).max()) if he.size else 1, 1)
+    kw = max(int((we - ws).max()) if we.size else 1, 1)
+    hi = hs[:, :, None] + xp.arange(kh)[None, None, :]          # (R, ph, kh)
+    wi = ws[:, :, None] + xp.arange(kw)[None, None, :]          # (R, pw, kw)
+    hvalid, wvalid = hi < he[:, :, None], wi < we[:, :, None]
+    hi, wi = xp.minimum(hi, height - 1), xp.minimum(wi, width - 1)
+    batch = xp.clip(rois[:, 0].astype(np.int64), 0, n - 1)
+    nhwc = data.transpose(0, 2, 3, 1)
+    vals = nhwc[batch[:, None, None, None, None], hi[:, :, None, :, None], wi[:, None, :, None, :]]
+    valid = hvalid[:, :, None, :, None] & wvalid[:, None, :, None, :]  # (R, ph, pw, kh, kw)
+    low = dtype.type(-np.inf) if dtype.kind == "f" else np.iinfo(dtype).min
+    vals = xp.where(valid[..., None], vals, low).reshape(len(rois), ph, pw, kh * kw, c)
+    arg = vals.argmax(axis=3)                                    # (R, ph, pw, C), first maximum
+    best = xp.take_along_axis(vals, arg[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+    flat_h = xp.take_along_axis(xp.broadcast_to(hi[:, :, None, :, None], valid.shape).reshape(
+        len(rois), ph, pw, kh * kw, 1), arg[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+    flat_w = xp.take_along_axis(xp.broadcast_to(wi[:, None, :, None, :], valid.shape).reshape(
+        len(rois), ph, pw, kh * kw, 1), arg[:, :, :, None, :], axis=3)[:, :, :, 0, :]
+    empty = ~valid.reshape(len(rois), ph, pw, -1).any(axis=3)[..., None]
+    out = xp.where(empty, dtype.type(0), best).transpose(0, 3, 1, 2)
+    idx = xp.where(empty, -1, flat_h * width + flat_w).astype(dtype).transpose(0, 3, 1, 2)
+    return xp.ascontiguousarray(out), xp.ascontiguousarray(idx)
+
+
+@ROIPooling.def_gradient
+def _roi_gradient(F, a, inputs, outputs, ograds):
+    grad = F._backward_ROIPooling(ograds[0], inputs[0], inputs[1], outputs[1], **given_attrs(a))
+    return [grad, F.zeros_like(inputs[1])]
+
+
+def _roi_back_shape(a: Attrs, gshape, dshape, rshape, ishape):
+    fwd = _roi_shape(a, dshape, rshape)
+    if fwd is None:
+        return None
+    out = merge_shape(merge_shape(gshape, fwd[1][0]), ishape)
+    return [out, *fwd[0], out], [fwd[0][0]]
+
+
+@register("_backward_ROIPooling", inputs=("ograd", "data", "rois", "maxidx"), outputs=("data_grad",),
+          attrs=dict(ROI_ATTRS), infer_shape=_roi_back_shape,
+          infer_type=lambda a, g, d, r, i: None if g is None else ([g, g if d is None else d, r, i], [g]))
+def _backward_ROIPooling(xp, a: Attrs, ograd, data, rois, maxidx):
+    """Each bin's gradient added at its arg-max (summed over overlapping ROIs)."""
+    n, c, height, width = data.shape
+    batch = xp.clip(rois[:, 0].astype(np.int64), 0, n - 1)
+    idx = maxidx.astype(np.int64)
+    chan = (batch[:, None] * c + xp.arange(c)[None, :])[:, :, None, None] * (height * width)
+    flat = xp.broadcast_to(chan, idx.shape) + idx
+    keep = (idx >= 0).reshape(-1)
+    weights = ograd.reshape(-1)[keep].astype(np.float64)
+    total = xp.bincount(flat.reshape(-1)[keep], weights=weights, minlength=n * c * height * width)
+    return (total.astype(ograd.dtype).reshape(data.shape),)
