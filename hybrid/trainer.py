@@ -1,0 +1,271 @@
+"""Trainer: applies an Optimizer to a set of Parameters (Gluon's `Trainer`).
+
+`step(batch_size)` sums the gradients over the parameters' contexts (a no-op on
+one context), then updates every parameter whose gradient `backward` wrote
+since the last step, with ``rescale_grad = 1 / batch_size``.
+
+Freshness is read from the parameter array's autograd leaf (`Leaf.fresh`, set
+by `backward`), so the stale-gradient check costs one attribute read per array.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from nd.serialization import atomic_write
+
+from . import optimizer as opt
+from .parameter import Parameter, ParameterDict
+
+__all__ = ["Trainer"]
+
+_STALE = ("Gradient of Parameter `{name}` on context {ctx} has not been updated by backward since last `step`. "
+          "This could mean a bug in your model that made it only use a subset of the Parameters (Blocks) for "
+          "this iteration. If you are intentionally only using a subset, call step with ignore_stale_grad=True "
+          "to suppress this warning and skip updating of Parameters with stale gradient")
+
+
+class Trainer:
+    """Applies an `Optimizer` on a set of Parameters. Trainer should be used
+    together with `autograd`.
+
+    Parameters
+    ----------
+    params : ParameterDict, dict or list of Parameter
+        The set of parameters to optimize (a dict is taken in sorted key order).
+    optimizer : str or Optimizer
+        The optimizer to use, by name (``'sgd'``, ``'adam'``, ...) or instance.
+    optimizer_params : dict
+        Keyword arguments of the optimizer's constructor, e.g. ``{'learning_rate': 0.1}``.
+        Must be empty when `optimizer` is an instance.
+    kvstore : str or None
+        How gradients of parameters on several contexts are combined: ``'device'``
+        or ``'local'`` sum them; None leaves each context on its own gradient.
+        Distributed kvstores are not supported. Ignored on a single context.
+    compression_params : dict
+        Gradient compression; only accepted when no reduction happens (one context).
+    update_on_kvstore : bool, default None
+        MXNet's switch; when it is on (the default on several contexts), the
+        separate `allreduce_grads()` / `update()` calls are refused, as in MXNet.
+
+    Properties
+    ----------
+    learning_rate : float
+        The current learning rate of the optimizer.
+    """
+
+    def __init__(self, params: Any, optimizer: Any, optimizer_params: dict | None = None,
+                 kvstore: Any = "device", compression_params: dict | None = None,
+                 update_on_kvstore: bool | None = None):
+        if isinstance(params, (dict, ParameterDict)):
+            params = [params[key] for key in sorted(params.keys())]
+        if not isinstance(params, (list, tuple)):
+            raise ValueError(f"First argument must be a list or dict of Parameters, got {type(params)}.")
+        self._params: list[Parameter] = []
+        self._param2idx: dict[str, int] = {}
+        for i, param in enumerate(params):
+            if not isinstance(param, Parameter):
+                raise ValueError(f"First argument must be a list or dict of Parameters, got list of {type(param)}.")
+            self._param2idx[param.name] = i
+            self._params.append(param)
+        self._compression_params = compression_params
+        self._contexts = self._check_contexts()
+        self._init_optimizer(optimizer, optimizer_params if optimizer_params else {})
+        self._scale = self._optimizer.rescale_grad
+        self._kvstore_params = {"kvstore": kvstore, "update_on_kvstore": update_on_kvstore}
+        self._kv_initialized = False
+        self._kvstore: Any = None
+        self._update_on_kvstore: bool | None = None
+        self._distributed = False
+
+    def _check_contexts(self) -> list:
+        contexts = None
+        for param in self._params:
+            ctx = param.list_ctx()
+            if contexts is not None and contexts != ctx:
+                raise AssertionError(f"All Parameters must be initialized on the same set of contexts, but Parameter "
+                                     f"{param.name} is initialized on {ctx} while previous Parameters are "
+                                     f"initialized on {contexts}.")
+            contexts = ctx
+        return contexts if contexts is not None else []
+
+    def _init_optimizer(self, optimizer: Any, optimizer_params: dict) -> None:
+        param_dict = dict(enumerate(self._params))
+        if isinstance(optimizer, opt.Optimizer):
+            if optimizer_params:
+                raise AssertionError("optimizer_params must be None if optimizer is an instance of Optimizer "
+                                     "instead of str")
+            self._optimizer = optimizer
+            # not copied: a changed lr_mult / wd_mult of a Parameter takes effect
+            self._optimizer.param_dict = param_dict
+        else:
+            self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
+        self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
+
+    def _init_kvstore(self) -> None:
+        """Decide how gradients are reduced (MXNet's `_create_kvstore` rules)."""
+        kvstore = self._kvstore_params["kvstore"]
+        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
+        if kvstore is None:
+            kv = None
+        elif isinstance(kvstore, str):
+            if "dist" in kvstore:
+                raise ValueError(f"kvstore {kvstore!r}: distributed training is not supported")
+            kv = kvstore if len(self._contexts) > 1 else None
+        elif hasattr(kvstore, "pushpull"):
+            kv = kvstore
+        else:
+            raise TypeError("kvstore must be KVStore, str or None")
+        if kv is None:
+            update_on_kvstore = False
+        if self._kvstore_params["update_on_kvstore"] is not None:
+            update_on_kvstore = self._kvstore_params["update_on_kvstore"]
+        if kv is not None and self._compression_params:
+            raise ValueError("gradient compression is not supported")
+        self._kvstore = kv
+        self._update_on_kvstore = update_on_kvstore if kv is not None else None
+        self._kv_initialized = True
+
+    # -- learning rate / optimizer ---------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        return self._optimizer.learning_rate
+
+    @property
+    def optimizer(self) -> opt.Optimizer:
+        return self._optimizer
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set a new learning rate of the optimizer."""
+        self._optimizer.set_learning_rate(lr)
+
+    # -- steps --------------------------------------------------------------------------------
+    def _check_and_rescale_grad(self, scale: float) -> None:
+        self._optimizer.rescale_grad = scale
+
+    def step(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """Make one step of parameter update: `allreduce_grads()` then `update()`.
+        Call it after `autograd.backward()` and outside of `record()`.
+
+        Parameters
+        ----------
+        batch_size : int
+            Gradients are normalized by ``1/batch_size``. Use 1 if the loss is
+            already a mean.
+        ignore_stale_grad : bool, optional, default=False
+            Skip (instead of raising for) Parameters whose gradient `backward` has not
+            written since the last step.
+        """
+        self._optimizer.rescale_grad = self._scale / batch_size
+        if not self._kv_initialized:
+            self._init_kvstore()
+        self._allreduce_grads()
+        self._update(ignore_stale_grad)
+
+    def allreduce_grads(self) -> None:
+        """Sum each parameter's gradients over its contexts (then call `update`)."""
+        if not self._kv_initialized:
+            self._init_kvstore()
+        self._check_not_on_kvstore("allreduce_grads()")
+        self._allreduce_grads()
+
+    def _check_not_on_kvstore(self, what: str) -> None:
+        if self._kvstore is not None and self._update_on_kvstore:
+            raise AssertionError(f"{what} when parameters are updated on kvstore is not supported. Try setting "
+                                 "`update_on_kvstore` to False when creating trainer.")
+
+    def _allreduce_grads(self) -> None:
+        kv = self._kvstore
+        if kv is None:
+            return
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            grads = param.list_grad()
+            if isinstance(kv, str):
+                _sum_into_all(grads)
+            else:
+                kv.pushpull(i, grads, priority=-i)
+
+    def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
+        """Make one step of parameter update without reducing gradients first
+        (after `allreduce_grads()`, e.g. to clip the reduced gradients in between).
+
+        Parameters
+        ----------
+        batch_size : int
+            Gradients are normalized by ``1/batch_size``.
+        ignore_stale_grad : bool, optional, default=False
+            Skip Parameters with stale gradients instead of raising.
+        """
+        if not self._kv_initialized:
+            self._init_kvstore()
+        self._check_not_on_kvstore("update()")
+        self._optimizer.rescale_grad = self._scale / batch_size
+        self._update(ignore_stale_grad)
+
+    def _update(self, ignore_stale_grad: bool = False) -> None:
+        loss_scaler = getattr(self, "_amp_loss_scaler", None)
+        if loss_scaler is not None and loss_scaler.has_overflow(self._params):
+            return  # skip on overflow
+        updates: list[list] = [[] for _ in self._updaters]
+        used = []  # leaves whose gradient this step consumes; marked stale only once nothing raised
+        for i, param in enumerate(self._params):
+            if param.grad_req == "null":
+                continue
+            datas = param._data
+            if datas is None:
+                datas = param._check_and_get(None, list)  # raises the not-initialized error
+            for upd, arr, grad in zip(updates, datas, param._grad):
+                leaf = arr._ag
+                if leaf is not None and leaf.fresh:
+                    used.append(leaf)
+                elif not ignore_stale_grad:
+                    raise UserWarning(_STALE.format(name=param.name, ctx=arr.context))
+                else:
+                    continue
+                upd.append((i, grad, arr))
+        for leaf in used:
+            leaf.fresh = False
+        for updater, upd in zip(self._updaters, updates):
+            if upd:
+                i, g, w = zip(*upd)
+                updater(i, g, w)
+
+    # -- states -----------------------------------------------------------------------------------
+    def save_states(self, fname: str) -> None:
+        """Save the optimizer and its states (e.g. momentum) to `fname` (written atomically).
+
+        The format is MXNet's (a pickle of ``(states, optimizer)``). `optimizer.param_dict`
+        (Parameters' lr_mult / wd_mult) is not saved.
+        """
+        if not self._kv_initialized:
+            self._init_kvstore()
+        atomic_write(fname, self._updaters[0].get_states(dump_optimizer=True))
+
+    def load_states(self, fname: str) -> None:
+        """Load optimizer and states saved by `save_states` (here or by MXNet 1.x).
+
+        Only optimizers, lr schedulers, arrays and plain data are unpickled.
+        """
+        if not self._kv_initialized:
+            self._init_kvstore()
+        with open(fname, "rb") as f:
+            states = f.read()
+        for updater in self._updaters:
+            updater.set_states(states)
+            updater.optimizer = self._updaters[0].optimizer
+        self._optimizer = self._updaters[0].optimizer
+        self._optimizer.param_dict = dict(enumerate(self._params))
+
+
+def _sum_into_all(arrays: list) -> None:
+    """Overwrite every array with the sum of all of them (across contexts)."""
+    if len(arrays) < 2:
+        return
+    first = arrays[0]
+    total = first.copy()
+    for a in arrays[1:]:
+        total += a.as_in_context(first.context)
+    for a in arrays:
+        total.copyto(a)
