@@ -1,11 +1,12 @@
 """hybridgraph.hybrid: the Gluon API (`mx.gluon`)."""
 from __future__ import annotations
 
-from . import initializer, nn  # noqa: F401
+from . import data, initializer, loss, lr_scheduler, metric, nn, optimizer, rnn, trainer, utils  # noqa: F401
 from .block import Block
 from .hybrid_block import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict
 from .symbol_block import SymbolBlock
+from .trainer import Trainer
 
 __all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Constant", "DeferredInitializationError",
-           "nn", "initializer", "SymbolBlock"]
+           "nn", "rnn", "initializer", "SymbolBlock", "Trainer", "data", "utils", "loss"]

@@ -12,6 +12,7 @@ from typing import Sequence
 import nd
 from nd.dispatch import run_eager
 from symbol.graph import IndexedGraph
+from symbol.infer import creation_shapes, is_open_creation
 
 from .tracing import TracedGraph
 
@@ -27,6 +28,10 @@ class CachedGraph:
         self._heads = list(traced.symbol._outputs)
         self._lock = threading.Lock()
         self.calls = 0
+        # `_zeros(shape=(L, 0, H))` begin states take their unknown dims from the inputs' shapes
+        self._open = any(is_open_creation(n) for n in self._order)
+        self._graph = graph
+        self._open_attrs: dict[tuple, dict] = {}
 
     def __call__(self, inputs: Sequence[nd.NDArray], params: Sequence[nd.NDArray]) -> list[nd.NDArray]:
         env: dict[int, list] = {}
@@ -35,11 +40,28 @@ class CachedGraph:
             if node is not None:
                 env[id(node)] = [arr]
         for p, arr in zip(self.traced.params, params):
-            env[id(p.var()._outputs[0][0])] = [arr]
+            # a loaded graph (SymbolBlock.imports) has its own variable nodes: bind by name
+            node = self._inputs.get(p.name)
+            env[id(node if node is not None else p.var()._outputs[0][0])] = [arr]
+        attrs_of = self._creation_attrs(env) if self._open else {}
         for node in self._order:
             ins = [env[id(src)][idx] for src, idx in node.inputs]
-            out = run_eager(node.op, node.attrs, ins)
+            out = run_eager(node.op, attrs_of.get(id(node), node.attrs), ins)
             env[id(node)] = out if isinstance(out, list) else [out]
         with self._lock:
             self.calls += 1
         return [env[id(n)][i] for n, i in self._heads]
+
+    def _creation_attrs(self, env: dict) -> dict:
+        """id(node) -> attributes with the inferred shape, for creation nodes with 0 dims."""
+        graph = self._graph
+        known = {graph.entry_id((n, 0)): tuple(env[id(n)][0].shape)
+                 for n in graph.input_nodes() if id(n) in env}
+        key = tuple(sorted(known.items()))
+        hit = self._open_attrs.get(key)
+        if hit is None:
+            shapes = creation_shapes(graph, known)
+            hit = {id(n): n.attrs.replace(n.op.schema, shape=shapes[id(n)])
+                   for n in self._order if id(n) in shapes}
+            self._open_attrs[key] = hit
+        return hit

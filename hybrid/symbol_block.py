@@ -11,6 +11,8 @@ from nd.errors import MXNetError
 from symbol import Symbol
 from symbol.graph import IndexedGraph
 
+from symbol.tracer import Tracer, abstract_eval, current_trace
+
 from .cached_graph import CachedGraph
 from .hybrid_block import HybridBlock
 from .parameter import ParameterDict
@@ -22,6 +24,24 @@ def _common_prefix(names: Sequence[str]) -> str:
         return ""
     prefix = os.path.commonprefix(list(names))
     return prefix
+
+
+def _replay(graph: Symbol, bindings: dict[str, Symbol]) -> list[Tracer]:
+    """Apply `graph`'s operators to the bound tracers, node by node, keeping node names."""
+    from symbol.graph import Node
+    env: dict[int, list] = {}
+    for n in IndexedGraph(graph._outputs).nodes:
+        if n.op is None:
+            if n.name not in bindings:
+                raise MXNetError(f"SymbolBlock: graph input {n.name!r} is neither an input nor a parameter")
+            env[id(n)] = bindings[n.name]._outputs
+            continue
+        entries = [env[id(src)][i] for src, i in n.inputs]
+        node = Node(n.op, n.name, n.attrs, entries, dict(n.var_attrs))
+        outs = [(node, i) for i in range(node.num_outputs())]
+        abstract_eval(n.op, n.attrs, entries, outs)
+        env[id(n)] = outs
+    return [Tracer([env[id(n)][i]]) for n, i in graph._outputs]
 
 
 class SymbolBlock(HybridBlock):
@@ -75,13 +95,21 @@ class SymbolBlock(HybridBlock):
         self._reg_params = {key[len_prefix:]: val for key, val in self._params.items()}
         order = [n.name for n in IndexedGraph(out._outputs).input_nodes()]
         params = [self._params[n] for n in order if n in self._params]
-        self._traced = TracedGraph(out, input_names, [], params, out_fmt if len(out_syms) > 1 else 0, True)
+        if len(out_syms) == 1:  # one (possibly multi-output) symbol: a list when it has several
+            out_fmt = ("list", (0,) * len(out._outputs)) if len(out._outputs) > 1 else 0
+        self._traced = TracedGraph(out, input_names, [], params, out_fmt, True)
         self._graph: CachedGraph | None = None
         self._last_trace = self._traced
 
     def forward(self, x: Any, *args: Any) -> Any:
         if isinstance(x, Symbol):
-            return self._traced.symbol(**{n: s for n, s in zip(self._traced.input_names, (x, *args))})
+            inputs = dict(zip(self._traced.input_names, (x, *args)))
+            if current_trace() is None:
+                return self._traced.symbol(**inputs)
+            # traced inside a hybridized parent: replay the graph on the tracers (shapes flow on)
+            inputs.update((p.name, p.data()) for p in self._traced.params)
+            outs = _replay(self._traced.symbol, inputs)
+            return regroup(outs, self._traced.out_fmt) if self._traced.out_fmt != 0 else outs[0]
         arrays = [x, *args]
         ctx = x.context
         self._finish_params(arrays)
