@@ -105,7 +105,7 @@ class Initializer:
         raise NotImplementedError("Must override it")
 
     def _init_default(self, name, _):
-        raise MXNetError(f"Unknown initialization pattern for {name}. Default initialization is now "
+        raise ValueError(f"Unknown initialization pattern for {name}. Default initialization is now "
                          'limited to "weight", "bias", "gamma" (1.0), and "beta" (0.0). Please use '
                          "mx.sym.Variable(init=mx.init.*) to set initialization pattern")
 

@@ -30,7 +30,9 @@ def _target(fullname: str) -> str | None:
     if parts[0] != __name__ or len(parts) < 2 or parts[1] not in ALIASES:
         return None
     base = ALIASES[parts[1]]
-    return ".".join([base, *parts[2:]]) if base != f"{__name__}.{parts[1]}" or len(parts) > 2 else None
+    if base == f"{__name__}.{parts[1]}":
+        return None  # a real subpackage (hybridgraph.module, ...): the normal import finds it and its children
+    return ".".join([base, *parts[2:]])
 
 
 class _AliasLoader(importlib.abc.Loader):
