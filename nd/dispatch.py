@@ -16,7 +16,7 @@ from collections.abc import Callable
 from . import autograd
 from .attrs import Attrs
 from .backend import Context, current_context
-from .errors import AttrError, AutogradError, MXNetError
+from .errors import AttrError, AutogradError, MXNetError, ShapeError
 from .registry import ZERO_GRAD, OpDef, all_names, get_op
 
 _symbolic_invoke: Callable | None = None
@@ -135,7 +135,13 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
-    res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+    try:
+        res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+    except ValueError as exc:
+        if isinstance(exc, MXNetError):
+            raise
+        shapes = ", ".join(str(x.shape) for x in inputs)
+        raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
     nvis = op.num_visible_outputs(attrs)
     outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
     if rec and autograd.needs_record(inputs):

@@ -14,7 +14,7 @@ import numpy as np
 from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
 from .dispatch import invoke, parse_cached, run_eager
-from .errors import MXNetError
+from .errors import MXNetError, ShapeError
 from .registry import get_op
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
@@ -273,7 +273,12 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 if self._data.dtype != other._data.dtype:
                     raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
                                      "cast one side with astype()")
-                return NDArray._wrap(fwd(self._ctx.xp, default_attrs, self._data, other._data)[0], self._ctx)
+                try:
+                    res = fwd(self._ctx.xp, default_attrs, self._data, other._data)[0]
+                except ValueError as exc:
+                    raise ShapeError(f"{tensor_op}: cannot combine shapes {self.shape} and {other.shape}: "
+                                     f"{exc}") from None
+                return NDArray._wrap(res, self._ctx)
             if (tp is float or tp is int) and sfwd is not None:
                 a = scalar_attrs.get((tp, other))
                 if a is None:
