@@ -69,8 +69,14 @@ class HybridBlock(Block):
                 hook(self, args, out)
             return out
         if _has_symbol(args, kwargs):
-            with self.name_scope():  # op names get this block's prefix, as in MXNet
-                return super().__call__(*args, **kwargs)
+            state = current_trace()
+            saved = state.enter_block(self) if state is not None else None
+            try:
+                with self.name_scope():  # op names get this block's prefix, as in MXNet
+                    return super().__call__(*args, **kwargs)
+            finally:
+                if state is not None:
+                    state.block_path = saved
         return super().__call__(*args, **kwargs)
 
     def forward(self, x: Any, *args: Any, **kwargs: Any) -> Any:
@@ -113,20 +119,21 @@ class HybridBlock(Block):
         if entry is None:
             entry = self._build_cache(args, kwargs, key, gkey)
         else:
-            self._cache_stats["hits"] += 1
+            with self._cache_lock:
+                self._cache_stats["hits"] += 1
         traced, graph = entry
         arrays = [flat[i] for i in traced.array_positions]
         ctx = arrays[0].context if arrays else nd.current_context()
         params = [p.data(ctx) for p in traced.params]
         outs = graph(arrays, params)
-        return regroup(outs, traced.out_fmt)
+        return regroup(traced.fill_outputs(outs), traced.out_fmt)
 
     def _build_cache(self, args, kwargs, key, gkey):
         with self._cache_lock:
             entry = self._cache.get(key) or self._cache.get(gkey)
             if entry is not None:
                 return entry
-            reason = "first call" if not self._cache else f"new input signature {key[0]} (mode {key[1]})"
+            reason = self._retrace_reason(key, gkey)
             traced = trace_block(self, args, kwargs)
             for p in self.collect_params().values():
                 p._finish_deferred_init()
@@ -136,6 +143,21 @@ class HybridBlock(Block):
             self._cache_stats["traces"] += 1
             self._cache_stats["retrace_reasons"].append(reason)
             return entry
+
+    def _retrace_reason(self, key: tuple, gkey: tuple) -> str:
+        """Why the call with cache keys (key, gkey) found no trace (for cache_info())."""
+        if not self._cache:
+            return "first call"
+        (sig, mode), gsig = key, gkey[0]
+        same_mode = [k[0] for k in self._cache if k[1] == mode]
+        if not same_mode:
+            return (f"autograd mode training={mode[0]}, recording={mode[1]} has no trace yet "
+                    "(train and predict never share a trace)")
+        for old in same_mode:
+            if _generic_of(old) == gsig:
+                return (f"input shapes {_shapes_of(sig)} differ from the traced {_shapes_of(old)} and the "
+                        "traced code read a concrete shape (x.shape, len(x), ...)")
+        return f"new input signature {sig}: array ranks, dtypes or non-array arguments changed"
 
     # -- export -----------------------------------------------------------------------------
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:
@@ -147,7 +169,7 @@ class HybridBlock(Block):
         from symbol.json_io import save as save_json
         traced = self._last_trace
         sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
-        save_json(traced.symbol, sym_file)
+        save_json(traced.symbol, sym_file, remove_amp_cast)
         aux_names = set(traced.symbol.list_auxiliary_states())
         arrays = {}
         for p in traced.params:
@@ -155,6 +177,15 @@ class HybridBlock(Block):
             arrays[f"{kind}:{p.name}"] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
         save(params_file, arrays)
         return sym_file, params_file
+
+
+def _generic_of(sig: tuple) -> tuple:
+    """The shape-generic form of a full signature (array shapes -> ranks)."""
+    return tuple((len(e[0]), e[1]) if isinstance(e[0], tuple) else e for e in sig)
+
+
+def _shapes_of(sig: tuple) -> list:
+    return [e[0] for e in sig if isinstance(e[0], tuple)]
 
 
 def _has_symbol(args: tuple, kwargs: dict) -> bool:

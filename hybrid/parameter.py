@@ -128,11 +128,11 @@ class Parameter:
         if not self._deferred_init:
             return
         init, ctx, default_init, data = self._deferred_init
-        self._deferred_init = ()
         if not shape_is_known(self._shape):
             raise DeferredInitializationError(
                 f"Cannot initialize Parameter '{self.name}' because it has invalid shape: {self._shape}. "
                 "Please specify in_units, in_channels, etc for `Block`s.")
+        self._deferred_init = ()
         with autograd.pause():
             if data is None:
                 data = nd.zeros(self._shape, ctx=nd.cpu(), dtype=self.dtype)

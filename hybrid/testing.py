@@ -67,6 +67,9 @@ def check_hybrid_consistency(block, inputs: Sequence[np.ndarray], train_modes: S
     parameter gradients and aux-state updates, in train and predict mode,
     over repeated calls (so cached graphs are exercised)."""
     inputs = [np.asarray(x) for x in inputs]
+    if any(p._data is None for p in block.collect_params().values()):
+        with autograd.pause():  # finish deferred initialisation before taking the snapshot
+            block(*[nd.array(x, dtype=x.dtype) for x in inputs])
     snapshot = {n: p.data().asnumpy().copy() for n, p in block.collect_params().items() if p._data is not None}
     for train in train_modes:
         block.hybridize(False)

@@ -86,6 +86,15 @@ class TracedGraph:
     params: list[Parameter]      # parameters used by the graph, in graph input order
     out_fmt: Any
     shape_generic: bool          # the code never read a concrete shape
+    out_consts: dict = dataclasses.field(default_factory=dict)  # flat output position -> None / number
+
+    def fill_outputs(self, outs: list) -> list:
+        """The graph's outputs with the constant outputs (None, numbers) put back in place."""
+        if not self.out_consts:
+            return outs
+        it = iter(outs)
+        n = len(outs) + len(self.out_consts)
+        return [self.out_consts[i] if i in self.out_consts else next(it) for i in range(n)]
 
     def param_names(self) -> list[str]:
         return [p.name for p in self.params]
@@ -97,11 +106,13 @@ def trace_block(block: Any, args: tuple, kwargs: dict) -> TracedGraph:
     positions = [i for i, x in enumerate(flat) if isinstance(x, nd.NDArray)]
     names = ["data"] if len(positions) == 1 else [f"data{k}" for k in range(len(positions))]
     state = TraceState(block.name)
+    state.block_paths = block_paths(block)
     params = list(block.collect_params().values())
     with trace_scope(state):
         for name, i in zip(names, positions):
             tracer = Tracer([_input_entry(name)])
             state.set_aval(tracer._outputs[0], flat[i].shape, flat[i].dtype)
+            state.concrete_inputs.add(id(tracer._outputs[0][0]))
             flat[i] = tracer
         ptracers = {}
         for p in params:
@@ -116,15 +127,32 @@ def trace_block(block: Any, args: tuple, kwargs: dict) -> TracedGraph:
         finally:
             _TRACING.reset(token)
         out_flat, out_fmt = flatten(_split_groups(out))
-        for o in out_flat:
-            if not isinstance(o, Symbol):
+        consts = {i: o for i, o in enumerate(out_flat) if not isinstance(o, Symbol)}
+        for o in consts.values():
+            if not (o is None or isinstance(o, (numbers.Number, np.generic, str))):
                 raise TypeError(f"{block.name}: a hybridized block must return arrays computed from its inputs, "
                                 f"got {type(o).__name__} among its outputs")
+        out_flat = [o for o in out_flat if isinstance(o, Symbol)]
+        if not out_flat:
+            raise TypeError(f"{block.name}: a hybridized block must return at least one array computed "
+                            "from its inputs")
         _learn_param_shapes(state, params, ptracers)
     sym = Symbol([o._outputs[0] for o in out_flat])
     graph_inputs = {id(n) for n in IndexedGraph(sym._outputs).input_nodes()}
     used = [p for p in params if id(p.var()._outputs[0][0]) in graph_inputs]
-    return TracedGraph(sym, names, positions, used, out_fmt, not state.shape_read)
+    return TracedGraph(sym, names, positions, used, out_fmt, not state.shape_read, consts)
+
+
+def block_paths(root: Any) -> dict[int, list[str]]:
+    """id(block) -> structural path from `root` (`[root.name, 'features', '3']`), for error messages."""
+    paths: dict[int, list[str]] = {}
+
+    def walk(block: Any, path: list[str]) -> None:
+        paths.setdefault(id(block), path)
+        for key, child in block._children.items():
+            walk(child, path + [key])
+    walk(root, [root.name])
+    return paths
 
 
 def _split_groups(out: Any) -> Any:

@@ -68,6 +68,10 @@ def _getitem_ops(x, key):
             idx = idx[0]
         from .ndarray import NDArray  # noqa: PLC0415
         if isinstance(idx, (list, np.ndarray)):
+            if x._is_symbolic:
+                raise MXNetError("indexing a traced array with a Python list or numpy array is not supported "
+                                 "inside a hybridized block; pass the indices as an input array and use "
+                                 "F.take(x, indices), or use slices")
             idx = NDArray._wrap(x._ctx.xp.asarray(idx, dtype=np.int64), x._ctx)
         if hasattr(idx, "_is_symbolic"):
             return invoke(get_op("take"), [x, idx], {"axis": 0})

@@ -186,6 +186,10 @@ class Symbol:
             return create(get_op(tensor_op), [lhs, rhs], {}, hint=tensor_op.lower())
         if isinstance(other, _SCALARS) and scalar_op:
             return create(get_op(scalar_op), [self], {"scalar": other}, hint=scalar_op.lower())
+        if getattr(other, "_is_symbolic", None) is False:
+            raise TypeError("an NDArray holding data cannot be combined with a symbolic value (a hybridized "
+                            "block is being traced): create constants with F.zeros_like / F.ones_like / "
+                            "F.full, or pass the array as an input of the block")
         raise TypeError(f"type {type(other).__name__} not supported")
 
     def __add__(self, o): return self._binary(o, "_Plus", "_PlusScalar")
@@ -363,6 +367,11 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
     for pos, (in_name, x) in enumerate(zip(names, inputs)):
         if x is None:  # MXNet creates `<name>_<input>` variables copying the op's attributes
             x = Symbol([(Node(None, f"{name}_{in_name}", None, (), {**attrs.given, **hidden}), 0)])
+        if not isinstance(x, Symbol) and getattr(x, "_is_symbolic", None) is False:
+            raise TypeError(f"operator {op.name} ({name}): input {in_name!r} is an NDArray holding data, "
+                            "but the other inputs are symbolic (a hybridized block is being traced). Create "
+                            "constants from the traced inputs instead (F.zeros_like(x), F.ones_like(x), "
+                            "F.full(...)), or pass the array as an input of the block.")
         if not isinstance(x, Symbol):
             raise TypeError(f"operator {op.name} ({name}): input {in_name!r} must be a Symbol, "
                             f"got {type(x).__name__}")

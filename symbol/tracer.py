@@ -33,7 +33,15 @@ class TraceState:
         self.avals: dict[tuple[int, int], tuple] = {}   # (id(node), idx) -> (shape | None, dtype | None)
         self.shape_read = False
         self.block_path = [block_path] if block_path else []
+        self.block_paths: dict[int, list[str]] = {}    # id(block) -> structural path (`net.features.3`)
         self.nodes: list = []      # keeps nodes alive while their ids are table keys
+        self.concrete_inputs: set[int] = set()   # id(node) of inputs whose shapes are real (0 = empty dim)
+
+    def enter_block(self, block: Any) -> list[str]:
+        """Make `block` the current one for error messages; returns the path to restore."""
+        saved = self.block_path
+        self.block_path = self.block_paths.get(id(block), saved)
+        return saved
 
     def aval(self, entry) -> tuple:
         return self.avals.get((id(entry[0]), entry[1]), (None, None))
@@ -85,7 +93,8 @@ class TraceError(NotImplementedForSymbol):
         self.message = (
             f"{where}: {what} needs the concrete value of a traced array inside {block}, but "
             f"hybridize() traces the code once with abstract values (shape and dtype only).{origin} "
-            "Fix: express the choice with F.where(cond, x, y) or F.contrib.cond, compute it "
+            "Fix: express the choice with F.where(cond, x, y) (cond shaped like x) or "
+            "F.contrib.cond(pred, lambda: x, lambda: y) (pred of size 1), compute it "
             "outside the hybridized block, or call hybridize(False) on this block.")
         Exception.__init__(self, self.message)
         self.function, self.alias, self.args_ = what, None, []
@@ -119,8 +128,9 @@ class Tracer(Symbol):
         if state is not None:
             state.shape_read = True
         shape = self._aval()[0]
-        if shape is None:
-            raise TraceError(f"reading .shape of {self.name!r} whose shape is not known yet", self)
+        if shape is None or (0 in shape and id(self._outputs[0][0]) not in state.concrete_inputs):
+            raise TraceError(f"reading .shape of {self.name!r} whose shape is not known at trace time "
+                             f"({'unknown' if shape is None else tuple(shape)}; 0 = unknown dimension)", self)
         return tuple(shape)
 
     @property
