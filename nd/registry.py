@@ -42,7 +42,9 @@ class OpDef:
                  mutate_inputs: Sequence[int] = (), key_var_num_args: str | None = None,
                  hint: str | None = None, doc: str = "", differentiable: bool | None = None,
                  fluent: bool = True, public: bool | None = None, learnable: Sequence[str] = (),
-                 writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None):
+                 writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None,
+                 identity_when: Callable | None = None, self_compose: Callable | None = None,
+                 affine_channel: Callable | None = None, inference_scale_shift: Callable | None = None):
         self.name = name
         self.aliases = tuple(aliases)
         self._inputs = inputs if callable(inputs) else _const(tuple(inputs))
@@ -79,6 +81,19 @@ class OpDef:
         self.cexpr = cexpr
         # `__init__` MXNet gives a variable feeding input i on compose (FSetInputVarAttrOnCompose)
         self.var_init = dict(var_init or {})
+        # properties the graph passes (symbol/passes/) read:
+        # identity_when(attrs, is_train, input-0 shape or None) -> True when output 0 equals
+        # input 0 in value and gradient (`is_train`: the graph runs in training and is differentiated)
+        self.identity_when = identity_when
+        # self_compose(inner attrs, outer attrs, inner input shape or None) -> attribute dict of ONE
+        # application equal to op(op(x, inner), outer), "identity" when they cancel, or None
+        self.self_compose = self_compose
+        # affine_channel(attrs) -> (output channel axis, weight channel axis) when output channel c
+        # is linear in weight[c] plus bias[c] (inputs "weight", optional "bias", attribute no_bias)
+        self.affine_channel = affine_channel
+        # inference_scale_shift(attrs, *numpy inputs after data) -> (channel axis, scale, shift): at
+        # inference output 0 = data * scale + shift along that axis (BatchNorm's moving statistics)
+        self.inference_scale_shift = inference_scale_shift
 
     # -- structure ---------------------------------------------------------
     def input_names(self, a: Attrs) -> tuple:

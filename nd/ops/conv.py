@@ -376,6 +376,7 @@ def _prepare(xp, op: str, a: Attrs, data, weight, shape_fn):
 
 
 @register("Convolution", aliases=("_npx_convolution",), inputs=_inputs, learnable=("weight", "bias"),
+          affine_channel=lambda a: (-1 if is_channel_last(a.layout) else 1, 0),
           attrs=dict(CONV_ATTRS), infer_shape=_conv_shape, infer_type=_conv_type, hint="convolution")
 def Convolution(xp, a: Attrs, data, weight, bias=None):
     """N-D cross-correlation of data with weight (+ bias), grouped by num_group."""

@@ -447,3 +447,24 @@ for _name, (_key, _rev, _aliases) in SCALAR_OPS.items():
                  cexpr=_scalar_cexpr(_cexpr, _rev),
                  hint=_name.replace("_scalar", "scalar"),
                  doc=f"Elementwise {_key} of an array and a scalar" + (" (reversed)." if _rev else ".")))
+
+# ---------------------------------------------------------------------------
+# algebraic identities the simplify pass reads: output 0 equals input 0 (value and gradient)
+
+
+def _always(a, is_train, shape):
+    return True
+
+
+def _scalar_is(value):
+    return lambda a, is_train, shape: a.scalar == value
+
+
+_IDENTITY_WHEN = {
+    "_copy": _always,
+    "BlockGrad": lambda a, is_train, shape: not is_train,  # its zero gradient matters in training only
+    "_plus_scalar": _scalar_is(0.0), "_minus_scalar": _scalar_is(0.0),
+    "_mul_scalar": _scalar_is(1.0), "_div_scalar": _scalar_is(1.0), "_power_scalar": _scalar_is(1.0),
+}
+for _name, _rule in _IDENTITY_WHEN.items():
+    _get_op(_name).identity_when = _rule

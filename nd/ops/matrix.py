@@ -203,8 +203,25 @@ def _reshape_grad(F, a, inputs, outputs, ograds):
     return [F.reshape_like(ograds[0], inputs[0])]
 
 
+def _reshape_compose(inner, outer, shape):
+    """reshape(reshape(x, inner), outer) as one reshape (simplify pass): the outer target alone
+    when no code of it reads the intermediate shape, else the final shape when x's is known."""
+    spec = tuple(outer.shape)
+    if spec and not outer.reverse and all(d > 0 or d == -1 for d in spec) and spec.count(-1) <= 1:
+        return {"shape": spec}
+    if not shape_known(shape):
+        return None
+    mid = _reshape_out(inner, tuple(shape))
+    out = None if mid is None else _reshape_out(outer, mid)
+    return {"shape": tuple(out)} if out is not None and shape_known(out) else None
+
+
+def _reshape_is_identity(a, is_train, shape) -> bool:
+    return shape_known(shape) and _reshape_out(a, tuple(shape)) == tuple(shape)
+
+
 @register("Reshape", aliases=("reshape",), inplace=((0, 0),), infer_shape=_reshape_shape,
-          gradient=_reshape_grad,
+          gradient=_reshape_grad, self_compose=_reshape_compose, identity_when=_reshape_is_identity,
           attrs={"shape": Attr("shape", (), "The target shape, with MXNet's special codes "
                                             "0, -1, -2, -3, -4."),
                  "reverse": Attr("bool", False, "If true then the special values are inferred "
@@ -304,7 +321,24 @@ def _transpose_shape(a, data):
     return None if data is None else _permuted_shape(_transpose_axes(a, len(data)), data)
 
 
-@register("transpose", infer_shape=_transpose_shape,
+def _transpose_compose(inner, outer, shape):
+    """transpose(transpose(x, p1), p2) = transpose(x, p1[p2]) (simplify pass); two default
+    (reversing) transposes cancel whatever the rank."""
+    n = len(inner.axes) or len(outer.axes) or (len(shape) if shape is not None else None)
+    if n is None:
+        return "identity" if not inner.axes and not outer.axes else None
+    p1, p2 = _transpose_axes(inner, n), _transpose_axes(outer, n)
+    return {"axes": tuple(p1[i] for i in p2)}
+
+
+def _transpose_is_identity(a, is_train, shape) -> bool:
+    if a.axes:
+        return tuple(ax % len(a.axes) for ax in a.axes) == tuple(range(len(a.axes)))
+    return shape is not None and len(shape) <= 1
+
+
+@register("transpose", infer_shape=_transpose_shape, self_compose=_transpose_compose,
+          identity_when=_transpose_is_identity,
           attrs={"axes": Attr("shape", (), "Target axis order. By default the axes are reversed.")})
 def transpose(xp, a, x):
     """Permute the axes of the input."""

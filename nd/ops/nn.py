@@ -129,6 +129,7 @@ def _fc_shape(a, dshape, wshape=None, bshape=None):
 
 
 @register("FullyConnected", inputs=_fc_inputs, learnable=("weight", "bias"),
+          affine_channel=lambda a: (1 if a.flatten else -1, 0),
           attrs={"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
                  "no_bias": Attr("bool", False, "Whether to disable bias parameter."),
                  "flatten": Attr("bool", True, "Whether to collapse all but the first axis of the "
@@ -216,7 +217,12 @@ _ACT_DERIVATIVES = {
 }
 
 
-@register("Activation", infer_shape=same_shape, elementwise=True,
+# act_type -> C expression for generated elementwise GPU kernels (fused nodes)
+_ACT_CEXPR = {"relu": "x0 > 0 ? x0 : 0", "sigmoid": "1 / (1 + exp(-x0))", "tanh": "tanh(x0)",
+              "softrelu": "x0 > 20 ? x0 : log1p(exp(x0))", "softsign": "x0 / (1 + abs(x0))"}
+
+
+@register("Activation", infer_shape=same_shape, elementwise=True, cexpr=lambda a: _ACT_CEXPR[a.act_type],
           attrs={"act_type": Attr("str", doc="Activation function to be applied.",
                                   choices=("relu", "sigmoid", "softrelu", "softsign", "tanh"))})
 def Activation(xp, a, data):
@@ -856,6 +862,7 @@ def _dropout_type(a, dt):
 
 
 @register("Dropout", outputs=("output", "mask"), num_visible_outputs=1, train_aware=True, is_random=True,
+          identity_when=lambda a, is_train, shape: a.p == 0 or (not is_train and a.mode == "training"),
           infer_shape=_dropout_shape, infer_type=_dropout_type,
           attrs={"p": Attr("float", 0.5, "Fraction of the input that gets dropped out during training time."),
                  "mode": Attr("str", "training", "Whether to only turn on dropout during training or to "

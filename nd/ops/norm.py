@@ -197,8 +197,17 @@ def _bn_uses_batch_stats(a: Attrs, is_train: bool) -> bool:
     return is_train and not a.use_global_stats
 
 
+def _bn_scale_shift(a: Attrs, gamma, beta, moving_mean, moving_var) -> tuple:
+    """Inference BatchNorm as `data * scale + shift` per channel (float64 numpy), for the
+    fold_batchnorm pass: scale = gamma / sqrt(var + eps), shift = beta - mean * scale."""
+    inv = _inv_std(np, moving_var.astype(np.float64), a.eps, np.dtype(np.float64))
+    scale = inv if a.fix_gamma else inv * gamma.astype(np.float64)
+    return a.axis, scale, beta.astype(np.float64) - moving_mean.astype(np.float64) * scale
+
+
 @register("BatchNorm", aliases=("_npx_batch_norm",), inputs=_BN_INPUTS,
           aux=("moving_mean", "moving_var"), outputs=("output", "mean", "var"),
+          inference_scale_shift=_bn_scale_shift,
           num_visible_outputs=lambda a: 3 if a.output_mean_var else 1, attrs=_BN_ATTRS,
           infer_shape=_bn_shape, infer_type=_bn_type, train_aware=True,
           learnable=("gamma", "beta", "moving_mean", "moving_var"),
