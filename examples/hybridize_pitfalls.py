@@ -16,8 +16,9 @@ norm exceeds a limit, written three ways:
 1. with a Python `if` on the norm: fine eagerly, an error when hybridized;
 2. with `F.where(condition, a, b)`: both branches are computed, and the
    condition picks elementwise;
-3. with `F.contrib.cond(pred, then_func, else_func)`: only the chosen branch
-   runs, in both modes.
+3. with `F.contrib.cond(pred, then_func, else_func)`: eagerly only the chosen
+   branch runs; hybridized, both branches are traced and the size-1 predicate
+   selects between them (so keep branches free of side effects).
 
 Rewrites 2 and 3 give the eager outputs and gradients when hybridized.
 """
@@ -69,7 +70,7 @@ class MaxNormWhere(MaxNormIf):
 
 
 class MaxNormCond(MaxNormIf):
-    """The same layer with F.contrib.cond: only the chosen branch runs."""
+    """The same layer with F.contrib.cond (one branch eagerly, a select when hybridized)."""
 
     def hybrid_forward(self, F, x):
         norm = F.norm(x)

@@ -35,3 +35,6 @@ def waitall() -> None:
     if num_gpus():
         import cupy  # noqa: PLC0415 - only when a GPU is present
         cupy.cuda.runtime.deviceSynchronize()
+
+from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
+_control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop

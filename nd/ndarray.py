@@ -238,6 +238,9 @@ class NDArray:
         return self
 
 
+_new = object.__new__
+
+
 def _rebuild(data, devtype, devid):
     return NDArray._wrap(Context(devtype, devid).xp.asarray(data), Context(devtype, devid))
 
@@ -258,6 +261,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     sop = get_op(scalar_op) if scalar_op else None
     rsop = get_op(rscalar_op) if rscalar_op else None
     fwd = top.forward
+    ufunc = top.ufunc
     default_attrs = top.schema.parse({})
 
     scalar_op = rsop if reverse else sop
@@ -270,15 +274,21 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
             # hot paths: no binding, no attribute parsing, no tape
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
-                if self._data.dtype != other._data.dtype:
+                a, b = self._data, other._data
+                if a.dtype is not b.dtype and a.dtype != b.dtype:
                     raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
                                      "cast one side with astype()")
                 try:
-                    res = fwd(self._ctx.xp, default_attrs, self._data, other._data)[0]
+                    if ufunc is not None and type(a) is np.ndarray:
+                        res = ufunc(a, b)
+                    else:
+                        res = fwd(self._ctx.xp, default_attrs, a, b)[0]
                 except ValueError as exc:
                     raise ShapeError(f"{tensor_op}: cannot combine shapes {self.shape} and {other.shape}: "
                                      f"{exc}") from None
-                return NDArray._wrap(res, self._ctx)
+                out = _new(NDArray)
+                out._data, out._ctx, out._ag = res, self._ctx, None
+                return out
             if (tp is float or tp is int) and sfwd is not None:
                 a = scalar_attrs.get((tp, other))
                 if a is None:

@@ -43,6 +43,7 @@ class OpDef:
                  hint: str | None = None, doc: str = "", differentiable: bool | None = None,
                  fluent: bool = True, public: bool | None = None, learnable: Sequence[str] = (),
                  writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None,
+                 ufunc: Any = None,
                  identity_when: Callable | None = None, self_compose: Callable | None = None,
                  affine_channel: Callable | None = None, inference_scale_shift: Callable | None = None):
         self.name = name
@@ -81,6 +82,9 @@ class OpDef:
         self.cexpr = cexpr
         # `__init__` MXNet gives a variable feeding input i on compose (FSetInputVarAttrOnCompose)
         self.var_init = dict(var_init or {})
+        # a numpy ufunc computing this op exactly on two numpy arrays of one dtype (the
+        # eager NDArray operator fast path skips the generic kernel wrapper with it)
+        self.ufunc = ufunc
         # properties the graph passes (symbol/passes/) read:
         # identity_when(attrs, is_train, input-0 shape or None) -> True when output 0 equals
         # input 0 in value and gradient (`is_train`: the graph runs in training and is differentiated)

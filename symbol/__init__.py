@@ -24,3 +24,6 @@ _install_sub_namespaces(__name__, globals(), make_sym_function, {"random": "_ran
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create",
            "zeros", "ones", "full", "arange", "linspace", "eye", "load", "load_json"]
+
+from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
+_control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / while_loop

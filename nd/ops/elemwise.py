@@ -343,6 +343,10 @@ def _binary_gradient(key: str, rule, unbroadcast: bool):
     return gradient
 
 
+# numpy ufuncs equal to the kernel for two arrays of any one dtype (eager fast path)
+_FLOAT_UFUNCS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+                 "minimum": np.minimum}
+
 for _key, (_fn, _cexpr, _rule) in BINARY.items():
     _name, _aliases = SAME_SHAPE_NAMES[_key]
     add_op(OpDef(_name, aliases=_aliases, inputs=("lhs", "rhs"), forward=_binary_forward(_fn),
@@ -350,7 +354,7 @@ for _key, (_fn, _cexpr, _rule) in BINARY.items():
                  inplace=((0, 0), (1, 0)), writes_out=True, cexpr=_cexpr, hint=_name,
                  doc=f"{_key} of two arrays of the same shape, elementwise."))
     add_op(OpDef("broadcast_" + _key, aliases=BROADCAST_ALIASES.get(_key, ()), inputs=("lhs", "rhs"),
-                 forward=_binary_forward(_fn), infer_shape=broadcast_shape,
+                 forward=_binary_forward(_fn), infer_shape=broadcast_shape, ufunc=_FLOAT_UFUNCS.get(_key),
                  gradient=_binary_gradient(_key, _rule, True), elementwise=True, cexpr=_cexpr,
                  doc=f"{_key} of two arrays with numpy-style broadcasting."))
 

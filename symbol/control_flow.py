@@ -1,0 +1,300 @@
+"""MXNet's control-flow functions for Symbols and tracers: `symbol.contrib.cond`,
+`symbol.contrib.foreach` and `symbol.contrib.while_loop`.
+
+MXNet 1.9.1 builds `_cond`, `_foreach` and `_while_loop` operators that hold
+subgraphs. hybridgraph builds the same computation from ordinary operators,
+so the graph runs on the normal executor, differentiates with the normal
+gradient rules and exports JSON that real MXNet loads:
+
+* `cond` builds BOTH branches and selects each output with `where`, the
+  size-1 predicate broadcast along the output's first axis
+  (`broadcast_like(reshape(pred, (1,)), out, lhs_axes=(0,), rhs_axes=(0,))`).
+  Values and gradients equal MXNet's for side-effect-free branches, but both
+  branches are evaluated, so a branch that is undefined where it is not
+  taken (log of a negative, a division by zero) can still turn the
+  gradient into NaN: guard its inputs (`F.where(pred, x, 1)`) as with
+  `where` itself. The exported graph has `where` nodes, not a `_cond` node.
+* `foreach` is unrolled over the data's first axis, whose length must be
+  known: while tracing it is (reading it marks the trace shape-dependent,
+  so another length retraces); for plain Symbols it must follow from the
+  variables' `shape=` attributes. Slices come from one `split` node, outputs
+  are joined with `stack`.
+* `while_loop` is unrolled `max_iterations` times with a running "still
+  looping" flag: a step after the loop ended keeps the loop variables and
+  writes a zero row. Outputs therefore equal MXNet's (first axis
+  `max_iterations`; MXNet leaves the rows after the end uninitialised).
+  Unlike the NDArray version, the step outputs exist (all zero rows) even
+  when `cond` is false from the start, as in MXNet's symbolic version.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from nd.control_flow import call_body, flatten, regroup, to_bool, to_int
+from nd.dispatch import OpNamespace
+
+from .frontend import make_sym_function
+from .symbol import Symbol
+from .tracer import Tracer, current_trace
+
+__all__ = ["cond", "foreach", "while_loop", "install"]
+
+F = OpNamespace(make_sym_function)
+
+
+# -- helpers ---------------------------------------------------------------------------------
+
+def _flatten_symbols(args: Any, what: str) -> tuple[list, Any]:
+    """`flatten` for Symbols; multi-output Symbols count as the list of their outputs."""
+    if isinstance(args, Symbol) and len(args._outputs) > 1:
+        args = list(args)
+    try:
+        return flatten(args, what, Symbol)
+    except TypeError as exc:
+        raise TypeError(f"{exc} (the symbolic control-flow functions take Symbols; "
+                        "call nd.contrib.* for NDArrays)") from None
+
+
+def _aval(sym: Symbol) -> tuple:
+    """(shape, dtype) known while tracing, without marking the trace shape-dependent."""
+    state = current_trace()
+    if state is None or len(sym._outputs) != 1:
+        return (None, None)
+    return state.aval(sym._outputs[0])
+
+
+def _flag(pred: Symbol, what: str) -> Symbol:
+    """The size-1 predicate as a shape-(1,) array (non-zero = true)."""
+    if not isinstance(pred, Symbol) or len(pred._outputs) != 1:
+        raise ValueError(f"{what} must be a single Symbol of size 1, got {pred!r}")
+    shape = _aval(pred)[0]
+    if shape is not None and 0 not in shape and int(np.prod(shape)) != 1:
+        raise ValueError(f"{what} must be an array of size 1 (a scalar predicate), got shape {tuple(shape)}")
+    return F.reshape(pred, shape=(1,))
+
+
+def _select(flag: Symbol, x: Symbol, y: Symbol, what: str) -> Symbol:
+    """`x` where the shape-(1,) flag is non-zero, else `y` (same shapes and dtypes)."""
+    (xs, xt), (ys, yt) = _aval(x), _aval(y)
+    if xs is not None and ys is not None and tuple(xs) != tuple(ys):
+        raise ValueError(f"{what}: shapes differ, {tuple(xs)} versus {tuple(ys)}; "
+                         "both must have the same shape")
+    if xt is not None and yt is not None and xt != yt:
+        raise ValueError(f"{what}: dtypes differ, {np.dtype(xt).name} versus {np.dtype(yt).name}; "
+                         "both must have the same dtype")
+    mask = F.broadcast_like(flag, x, lhs_axes=(0,), rhs_axes=(0,))
+    return F.where(mask, x, y)
+
+
+def _static_shape(sym: Symbol, what: str) -> tuple:
+    """The concrete shape of `sym`: from the trace (marking it shape-dependent) or
+    from shape inference on the variables' `shape=` attributes."""
+    if isinstance(sym, Tracer) and current_trace() is not None:
+        shape = _aval(sym)[0]
+        if shape is not None:
+            return tuple(sym.shape)  # reading .shape records the dependence on the input shape
+    else:
+        try:
+            _, out_shapes, _ = sym.infer_shape_partial()
+        except Exception:  # noqa: BLE001 - unknown shapes are reported below
+            out_shapes = [None]
+        shape = out_shapes[0]
+        if shape and 0 not in shape[:1]:
+            return tuple(shape)
+    raise ValueError(f"{what}: the length of the data's first axis must be known to unroll the loop, "
+                     f"but the shape of {sym.name!r} is unknown. Call the function inside a hybridized "
+                     "block (hybridize() traces with concrete shapes) or give the input variables "
+                     "shapes (symbol.var('data', shape=(...)))")
+
+
+def _unstack(data: Symbol, shape: tuple, n: int) -> list[Symbol]:
+    """The n slices `data[i]` along axis 0; 1-D data gives shape-(1,) slices, as MXNet's."""
+    pieces = F.split(data, num_outputs=n, axis=0, squeeze_axis=len(shape) > 1)
+    return [pieces] if n == 1 else list(pieces)
+
+
+def _stack(items: list[Symbol]) -> Symbol:
+    return F.stack(*items, axis=0)
+
+
+# -- cond ------------------------------------------------------------------------------------
+
+def cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any], name: str = "cond") -> Any:
+    """Run an if-then-else using a user-defined condition and computation.
+
+    Both branches are built, and every output is selected with `where` on the
+    predicate (see the module docstring): the branches must return the same
+    number of outputs with the same shapes and dtypes.
+
+    Parameters
+    ----------
+    pred : Symbol
+        A size-1 symbol; non-zero selects the then-branch. A Python bool (or
+        a concrete NDArray) picks one branch while building the graph.
+    then_func : callable
+        `then_func() => Symbol or nested list of Symbols`.
+    else_func : callable
+        `else_func() => Symbol or nested list of Symbols`.
+    name : str
+        Kept for MXNet's signature (the graph has no `_cond` node to name).
+
+    Returns
+    -------
+    Symbol or nested list of Symbols, with the then-branch's nesting.
+
+    Examples
+    --------
+    >>> a, b = symbol.var('a'), symbol.var('b')
+    >>> out = symbol.contrib.cond(a * b < 5, lambda: (a + 5) * (b + 5), lambda: (a - 5) * (b - 5))
+    """
+    if not isinstance(pred, Symbol):
+        return then_func() if to_bool(pred, "pred") else else_func()
+    flag = _flag(pred, "cond: pred")
+    then_flat, then_fmt = _flatten_symbols(then_func(), "cond: then_func's output")
+    else_flat, else_fmt = _flatten_symbols(else_func(), "cond: else_func's output")
+    if len(then_flat) != len(else_flat):
+        raise ValueError(f"Number of outputs differs between then-branch and else-branch: "
+                         f"{len(then_flat)} versus {len(else_flat)}")
+    if then_fmt != else_fmt:
+        raise ValueError(f"cond: then-branch and else-branch outputs are nested differently: "
+                         f"{then_fmt!r} versus {else_fmt!r}")
+    outs = [_select(flag, t, e, f"cond: output {i} of then-branch versus else-branch")
+            for i, (t, e) in enumerate(zip(then_flat, else_flat))]
+    return regroup(outs, then_fmt)
+
+
+# -- foreach ---------------------------------------------------------------------------------
+
+def foreach(body: Callable, data: Any, init_states: Any, name: str = "foreach") -> tuple[Any, Any]:
+    """Run a for loop with user-defined computation over Symbols on dimension 0.
+
+    The loop is unrolled over the length of the data's first axis, which must
+    be known (see the module docstring). `body(data_slice, states) =>
+    (out, new_states)`; outputs are stacked along a new first axis.
+
+    Parameters
+    ----------
+    body : callable
+        The computation of one iteration.
+    data : Symbol or nested list of Symbols
+        The input data, all of one length along axis 0.
+    init_states : Symbol or nested list of Symbols
+        The initial values of the loop states.
+    name : str
+        Kept for MXNet's signature.
+
+    Returns
+    -------
+    outputs : Symbol or nested list of Symbols
+        The stacked step outputs.
+    states : Symbol or nested list of Symbols
+        The states after the last iteration, nested like `init_states`.
+    """
+    flat_data, data_fmt = _flatten_symbols(data, "foreach input (data)")
+    _, state_fmt = _flatten_symbols(init_states, "foreach init_states")
+    if not flat_data:
+        raise ValueError("foreach: data must contain at least one symbol")
+    shapes = [_static_shape(d, "foreach") for d in flat_data]
+    n = shapes[0][0]
+    if any(s[0] != n for s in shapes):
+        raise ValueError(f"foreach: every data array must have the same length along axis 0, got shapes {shapes}")
+    slices = [_unstack(d, s, n) for d, s in zip(flat_data, shapes)]
+    states = init_states
+    steps: list[list] = []
+    out_fmt: Any = None
+    for i in range(n):
+        outs, states = body(regroup([s[i] for s in slices], data_fmt), states)
+        flat_outs, out_fmt = _flatten_symbols(outs, "foreach body output")
+        if steps and len(flat_outs) != len(steps[0]):
+            raise ValueError(f"foreach: the body returned {len(flat_outs)} outputs at step {i} "
+                             f"but {len(steps[0])} at step 0")
+        steps.append(flat_outs)
+    flat_states, fmt = _flatten_symbols(states, "foreach body's new states")
+    if fmt != state_fmt:
+        raise ValueError(f"The input and output loop_vars have different format: {state_fmt!r} versus {fmt!r}")
+    outputs = [_stack(list(items)) for items in zip(*steps)]
+    return regroup(outputs, out_fmt), regroup(flat_states, state_fmt)
+
+
+# -- while_loop ------------------------------------------------------------------------------
+
+def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: int | None = None,
+               name: str = "while_loop") -> tuple[Any, Any]:
+    """Run a while loop with user-defined computation and loop condition.
+
+    Unrolled `max_iterations` times with a running "still looping" flag (see
+    the module docstring): `cond(*loop_vars)` gives a size-1 symbol,
+    `func(*loop_vars) => (step_output, new_loop_vars)`.
+
+    Parameters
+    ----------
+    cond : callable
+        The loop condition.
+    func : callable
+        The loop body.
+    loop_vars : Symbol or nested list of Symbols
+        The initial values of the loop variables.
+    max_iterations : int
+        The maximum number of iterations (required).
+    name : str
+        Kept for MXNet's signature.
+
+    Returns
+    -------
+    outputs : list (or nested list) of Symbols
+        The step outputs stacked along a new first axis of length `max_iterations`.
+    states : Symbol or nested list of Symbols
+        The final loop variables, nested like `loop_vars`.
+    """
+    if max_iterations is None:
+        raise ValueError("max_iterations should be specified")
+    max_iterations = to_int(max_iterations, "max_iterations")
+    flat_vars, var_fmt = _flatten_symbols(loop_vars, "while_loop loop_vars")
+    if not flat_vars:
+        raise ValueError("loop_vars should contain at least one element")
+    active = None
+    steps: list[list] = []
+    out_fmt: Any = None
+    for _ in range(max_iterations):
+        active, flat_vars, flat_out, out_fmt = _loop_step(cond, func, flat_vars, var_fmt, active)
+        if steps and len(flat_out) != len(steps[0]):
+            raise ValueError("Number of elements in step_output should be the same in each step")
+        steps.append(flat_out)
+    outputs = [_stack(list(items)) for items in zip(*steps)]
+    outputs = regroup(outputs, out_fmt) if out_fmt is not None else []
+    return outputs, regroup(flat_vars, var_fmt)
+
+
+def _loop_step(cond: Callable, func: Callable, flat_vars: list, var_fmt: Any,
+               active: Symbol | None) -> tuple[Symbol, list, list, Any]:
+    """One unrolled while_loop step: (still-looping flag, new loop vars, step outputs, output format).
+
+    The flag is the product of every `cond` so far; where it is 0 the loop
+    variables keep their values and the step outputs are zero rows.
+    """
+    args = regroup(flat_vars, var_fmt)
+    args = args if isinstance(args, list) else [args]
+    c = cond(*args)
+    if not isinstance(c, Symbol):
+        raise ValueError(f"Return of cond must be a Symbol, got {type(c).__name__}")
+    flag = _flag(F._not_equal_scalar(c, scalar=0.0), "while_loop: the return value of cond")
+    active = flag if active is None else F.elemwise_mul(active, flag)
+    step_output, new_vars = call_body(func, args)
+    flat_out, out_fmt = _flatten_symbols(step_output, "while_loop step output")
+    new_flat, _ = _flatten_symbols(new_vars, "while_loop new loop_vars")
+    if len(new_flat) != len(flat_vars):
+        raise ValueError(f"The number of loop_vars should be consistent during the loop: "
+                         f"{len(flat_vars)} in, {len(new_flat)} returned by func")
+    new_vars = [_select(active, nv, v, f"while_loop: loop variable {i} (new versus old)")
+                for i, (nv, v) in enumerate(zip(new_flat, flat_vars))]
+    outs = [_select(active, o, F.zeros_like(o), f"while_loop: step output {i}") for i, o in enumerate(flat_out)]
+    return active, new_vars, outs, out_fmt
+
+
+def install(module: Any) -> None:
+    """Put the control-flow functions into a namespace module (`symbol.contrib`)."""
+    for fn in (cond, foreach, while_loop):
+        setattr(module, fn.__name__, fn)
