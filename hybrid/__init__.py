@@ -1,7 +1,7 @@
 """hybridgraph.hybrid: the Gluon API (`mx.gluon`)."""
 from __future__ import annotations
 
-from . import data, initializer, loss, lr_scheduler, metric, nn, optimizer, rnn, trainer, utils  # noqa: F401
+from . import data, initializer, loss, lr_scheduler, metric, model_zoo, nn, optimizer, rnn, trainer, utils  # noqa: F401
 from .block import Block
 from .hybrid_block import HybridBlock
 from .parameter import Constant, DeferredInitializationError, Parameter, ParameterDict

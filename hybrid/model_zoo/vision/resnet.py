@@ -1,0 +1,358 @@
+"""ResNets V1 and V2 (MXNet 1.9.1's ``gluon.model_zoo.vision.resnet``)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ... import nn
+from ...hybrid_block import HybridBlock
+from ._common import finish
+
+__all__ = ["ResNetV1", "ResNetV2",
+           "BasicBlockV1", "BasicBlockV2",
+           "BottleneckV1", "BottleneckV2",
+           "resnet18_v1", "resnet34_v1", "resnet50_v1", "resnet101_v1", "resnet152_v1",
+           "resnet18_v2", "resnet34_v2", "resnet50_v2", "resnet101_v2", "resnet152_v2",
+           "get_resnet"]
+
+
+def _conv3x3(channels: int, stride: int, in_channels: int) -> nn.Conv2D:
+    return nn.Conv2D(channels, kernel_size=3, strides=stride, padding=1, use_bias=False, in_channels=in_channels)
+
+
+def _downsample_v1(channels: int, stride: int, in_channels: int) -> nn.HybridSequential:
+    out = nn.HybridSequential(prefix="")
+    out.add(nn.Conv2D(channels, kernel_size=1, strides=stride, use_bias=False, in_channels=in_channels))
+    out.add(nn.BatchNorm())
+    return out
+
+
+class BasicBlockV1(HybridBlock):
+    r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels.
+    stride : int
+        Stride size.
+    downsample : bool, default False
+        Whether to downsample the input.
+    in_channels : int, default 0
+        Number of input channels. Default is 0, to infer from the graph.
+    """
+
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        # as in MXNet, the children are made outside this block's name scope
+        self.body = nn.HybridSequential(prefix="")
+        self.body.add(_conv3x3(channels, stride, in_channels))
+        self.body.add(nn.BatchNorm())
+        self.body.add(nn.Activation("relu"))
+        self.body.add(_conv3x3(channels, 1, channels))
+        self.body.add(nn.BatchNorm())
+        self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
+
+    def hybrid_forward(self, F, x):
+        out = self.body(x)
+        residual = x if self.downsample is None else self.downsample(x)
+        return F.Activation(residual + out, act_type="relu")
+
+
+class BottleneckV1(HybridBlock):
+    r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels.
+    stride : int
+        Stride size.
+    downsample : bool, default False
+        Whether to downsample the input.
+    in_channels : int, default 0
+        Number of input channels. Default is 0, to infer from the graph.
+    """
+
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.body = nn.HybridSequential(prefix="")
+        self.body.add(nn.Conv2D(channels // 4, kernel_size=1, strides=stride))
+        self.body.add(nn.BatchNorm())
+        self.body.add(nn.Activation("relu"))
+        self.body.add(_conv3x3(channels // 4, 1, channels // 4))
+        self.body.add(nn.BatchNorm())
+        self.body.add(nn.Activation("relu"))
+        self.body.add(nn.Conv2D(channels, kernel_size=1, strides=1))
+        self.body.add(nn.BatchNorm())
+        self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
+
+    def hybrid_forward(self, F, x):
+        out = self.body(x)
+        residual = x if self.downsample is None else self.downsample(x)
+        return F.Activation(out + residual, act_type="relu")
+
+
+class BasicBlockV2(HybridBlock):
+    r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels.
+    stride : int
+        Stride size.
+    downsample : bool, default False
+        Whether to downsample the input.
+    in_channels : int, default 0
+        Number of input channels. Default is 0, to infer from the graph.
+    """
+
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.bn1 = nn.BatchNorm()
+        self.conv1 = _conv3x3(channels, stride, in_channels)
+        self.bn2 = nn.BatchNorm()
+        self.conv2 = _conv3x3(channels, 1, channels)
+        self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+                           if downsample else None)
+
+    def hybrid_forward(self, F, x):
+        residual = x
+        x = F.Activation(self.bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
+        return x + residual
+
+
+class BottleneckV2(HybridBlock):
+    r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels.
+    stride : int
+        Stride size.
+    downsample : bool, default False
+        Whether to downsample the input.
+    in_channels : int, default 0
+        Number of input channels. Default is 0, to infer from the graph.
+    """
+
+    def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self.bn1 = nn.BatchNorm()
+        self.conv1 = nn.Conv2D(channels // 4, kernel_size=1, strides=1, use_bias=False)
+        self.bn2 = nn.BatchNorm()
+        self.conv2 = _conv3x3(channels // 4, stride, channels // 4)
+        self.bn3 = nn.BatchNorm()
+        self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
+        self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
+                           if downsample else None)
+
+    def hybrid_forward(self, F, x):
+        residual = x
+        x = F.Activation(self.bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
+        x = self.conv3(F.Activation(self.bn3(x), act_type="relu"))
+        return x + residual
+
+
+def _add_stem(features: nn.HybridSequential, channels: int, thumbnail: bool) -> None:
+    if thumbnail:
+        features.add(_conv3x3(channels, 1, 0))
+    else:
+        features.add(nn.Conv2D(channels, 7, 2, 3, use_bias=False))
+        features.add(nn.BatchNorm())
+        features.add(nn.Activation("relu"))
+        features.add(nn.MaxPool2D(3, 2, 1))
+
+
+def _make_stage(block: type, layers: int, channels: int, stride: int, stage_index: int,
+                in_channels: int = 0) -> nn.HybridSequential:
+    stage = nn.HybridSequential(prefix=f"stage{stage_index}_")
+    with stage.name_scope():
+        stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels, prefix=""))
+        for _ in range(layers - 1):
+            stage.add(block(channels, 1, False, in_channels=channels, prefix=""))
+    return stage
+
+
+class ResNetV1(HybridBlock):
+    r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper.
+
+    Parameters
+    ----------
+    block : type
+        Class of the residual block: BasicBlockV1 or BottleneckV1.
+    layers : list of int
+        Numbers of layers in each block.
+    channels : list of int
+        Numbers of channels in each block. Length should be one larger than layers list.
+    classes : int, default 1000
+        Number of classification classes.
+    thumbnail : bool, default False
+        Enable thumbnail (a 3x3 stem without downsampling, for small images).
+    """
+
+    def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        assert len(layers) == len(channels) - 1
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix="")
+            _add_stem(self.features, channels[0], thumbnail)
+            for i, num_layer in enumerate(layers):
+                stride = 1 if i == 0 else 2
+                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
+                                              in_channels=channels[i]))
+            self.features.add(nn.GlobalAvgPool2D())
+            self.output = nn.Dense(classes, in_units=channels[-1])
+
+    def hybrid_forward(self, F, x):
+        return self.output(self.features(x))
+
+
+class ResNetV2(HybridBlock):
+    r"""ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper.
+
+    Parameters
+    ----------
+    block : type
+        Class of the residual block: BasicBlockV2 or BottleneckV2.
+    layers : list of int
+        Numbers of layers in each block.
+    channels : list of int
+        Numbers of channels in each block. Length should be one larger than layers list.
+    classes : int, default 1000
+        Number of classification classes.
+    thumbnail : bool, default False
+        Enable thumbnail (a 3x3 stem without downsampling, for small images).
+    """
+
+    def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        assert len(layers) == len(channels) - 1
+        with self.name_scope():
+            self.features = nn.HybridSequential(prefix="")
+            self.features.add(nn.BatchNorm(scale=False, center=False))
+            _add_stem(self.features, channels[0], thumbnail)
+            in_channels = channels[0]
+            for i, num_layer in enumerate(layers):
+                stride = 1 if i == 0 else 2
+                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
+                                              in_channels=in_channels))
+                in_channels = channels[i + 1]
+            self.features.add(nn.BatchNorm())
+            self.features.add(nn.Activation("relu"))
+            self.features.add(nn.GlobalAvgPool2D())
+            self.features.add(nn.Flatten())
+            self.output = nn.Dense(classes, in_units=in_channels)
+
+    def hybrid_forward(self, F, x):
+        return self.output(self.features(x))
+
+
+resnet_spec = {18: ("basic_block", [2, 2, 2, 2], [64, 64, 128, 256, 512]),
+               34: ("basic_block", [3, 4, 6, 3], [64, 64, 128, 256, 512]),
+               50: ("bottle_neck", [3, 4, 6, 3], [64, 256, 512, 1024, 2048]),
+               101: ("bottle_neck", [3, 4, 23, 3], [64, 256, 512, 1024, 2048]),
+               152: ("bottle_neck", [3, 8, 36, 3], [64, 256, 512, 1024, 2048])}
+
+resnet_net_versions = [ResNetV1, ResNetV2]
+resnet_block_versions = [{"basic_block": BasicBlockV1, "bottle_neck": BottleneckV1},
+                         {"basic_block": BasicBlockV2, "bottle_neck": BottleneckV2}]
+
+
+def get_resnet(version: int, num_layers: int, pretrained: Any = False, ctx: Any = None, root: str | None = None,
+               **kwargs: Any) -> HybridBlock:
+    r"""ResNet V1 (`"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_) or V2 (`"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_).
+
+    Parameters
+    ----------
+    version : int
+        Version of ResNet. Options are 1, 2.
+    num_layers : int
+        Numbers of layers. Options are 18, 34, 50, 101, 152.
+    pretrained : bool or str, default False
+        Load pretrained weights: True looks for MXNet's ``resnet<N>_v<V>-<hash>.params`` in `root`
+        (never downloads); a path loads that ``save_parameters`` file.
+    ctx : Context, default CPU
+        The context in which to load the pretrained weights.
+    root : str, default $MXNET_HOME/models
+        Location of the model parameter files.
+    """
+    assert num_layers in resnet_spec, f"Invalid number of layers: {num_layers}. Options are {resnet_spec.keys()}"
+    block_type, layers, channels = resnet_spec[num_layers]
+    assert 1 <= version <= 2, f"Invalid resnet version: {version}. Options are 1 and 2."
+    block_class = resnet_block_versions[version - 1][block_type]
+    net = resnet_net_versions[version - 1](block_class, layers, channels, **kwargs)
+    return finish(net, f"resnet{num_layers}_v{version}", pretrained, ctx, root)
+
+
+def resnet18_v1(**kwargs: Any) -> HybridBlock:
+    """ResNet-18 V1; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(1, 18, **kwargs)
+
+
+def resnet34_v1(**kwargs: Any) -> HybridBlock:
+    """ResNet-34 V1; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(1, 34, **kwargs)
+
+
+def resnet50_v1(**kwargs: Any) -> HybridBlock:
+    """ResNet-50 V1; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(1, 50, **kwargs)
+
+
+def resnet101_v1(**kwargs: Any) -> HybridBlock:
+    """ResNet-101 V1; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(1, 101, **kwargs)
+
+
+def resnet152_v1(**kwargs: Any) -> HybridBlock:
+    """ResNet-152 V1; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(1, 152, **kwargs)
+
+
+def resnet18_v2(**kwargs: Any) -> HybridBlock:
+    """ResNet-18 V2; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(2, 18, **kwargs)
+
+
+def resnet34_v2(**kwargs: Any) -> HybridBlock:
+    """ResNet-34 V2; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(2, 34, **kwargs)
+
+
+def resnet50_v2(**kwargs: Any) -> HybridBlock:
+    """ResNet-50 V2; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(2, 50, **kwargs)
+
+
+def resnet101_v2(**kwargs: Any) -> HybridBlock:
+    """ResNet-101 V2; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(2, 101, **kwargs)
+
+
+def resnet152_v2(**kwargs: Any) -> HybridBlock:
+    """ResNet-152 V2; keyword arguments as :func:`get_resnet`."""
+    return get_resnet(2, 152, **kwargs)
