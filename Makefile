@@ -14,6 +14,7 @@ demo: $(VENV)/.installed
 
 lint: $(VENV)/.installed
 	$(PY) -m ruff check .
+	$(PY) tools/line_budget.py
 
 test: $(VENV)/.installed lint
 	HYPOTHESIS_PROFILE=ci $(PY) -m pytest -q -p no:cacheprovider

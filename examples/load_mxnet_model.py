@@ -89,7 +89,7 @@ def load_golden(golden: Path, name: str) -> dict:
 def write_zoo_files(name: str, out_dir: Path) -> tuple[str, str]:
     """MXNet's exported graph of `name`, and a .params file with the reference weights."""
     sys.path.insert(0, str(ZOO_DIR))
-    from cases import make_param  # the deterministic weights of MXNet's reference run
+    from zoo_cases import make_param  # the deterministic weights of MXNet's reference run
     sym_file = out_dir / f"{name}-symbol.json"
     with gzip.open(ZOO_DIR / f"{name}-symbol.json.gz", "rb") as src, open(sym_file, "wb") as dst:
         shutil.copyfileobj(src, dst)
@@ -105,7 +105,7 @@ def write_zoo_files(name: str, out_dir: Path) -> tuple[str, str]:
 
 def load_zoo(name: str, out_dir: Path) -> dict:
     sys.path.insert(0, str(ZOO_DIR))
-    from cases import MODELS, make_input
+    from zoo_cases import MODELS, make_input
     sym_file, params_file = write_zoo_files(name, out_dir)
     print(f"\n== {name}: model-zoo architecture exported by MXNet 1.9.1 ({sym_file})")
     net = mx.gluon.SymbolBlock.imports(sym_file, ["data"], params_file, ctx=mx.cpu())

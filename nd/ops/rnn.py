@@ -1,6 +1,7 @@
 """Recurrent operators: the fused `RNN` (vanilla relu/tanh, LSTM, GRU; stacked,
-bidirectional, projected LSTM) with its hidden `_backward_RNN`, and
-`_rnn_param_concat`, the Concat Gluon's RNN layers use to pack their weights.
+bidirectional, projected LSTM) with its hidden `_backward_RNN`. (The Concat
+Gluon's RNN layers use to pack their weights, `_rnn_param_concat`, lives with
+Concat in matrix_join.py.)
 
 `parameters` is MXNet's flat vector: first every weight, for each layer and then
 each direction, `i2h` (G*H, I), `h2h` (G*H, R) and, with `projection_size`,
@@ -576,57 +577,3 @@ def backward_rnn(xp, a, *arrays):
     *_, state = _forward_stack(xp, a, data_c, params_c, h0_c, c0_c, lengths, masks, keep=True)
     grads = _backward_stack(xp, a, state, dout, dhy, dcy, masks)
     return tuple(g.astype(data.dtype, copy=False) for g in grads if g is not None)
-
-
-# ---------------------------------------------------------------------------
-# _rnn_param_concat
-
-
-def _concat_arg_names(a) -> tuple:
-    return tuple(f"arg{i}" for i in range(a.num_args or 0))
-
-
-def _param_concat_shape(a, *shapes):
-    """Concat's rule; inputs whose size along `dim` is unknown leave the output's unknown."""
-    known = [s for s in shapes if s is not None]
-    if not known:
-        return None
-    ndim = len(known[0])
-    if not -ndim <= a.dim < ndim:
-        raise ShapeError(f"operator _rnn_param_concat: dim={a.dim} is out of range for inputs "
-                         f"with {ndim} dims")
-    axis = a.dim % ndim
-    common = None
-    for i, s in enumerate(shapes):
-        if s is None:
-            continue
-        try:
-            common = merge_shape(common, tuple(0 if j == axis else d for j, d in enumerate(s)))
-        except ShapeError:
-            raise ShapeError(f"operator _rnn_param_concat: input arg{i} has shape {tuple(s)}, "
-                             f"incompatible with the other inputs outside dim {axis}") from None
-    ins = [common if s is None else tuple(s[j] if j == axis else d for j, d in enumerate(common))
-           for s in shapes]
-    sizes = [s[axis] for s in ins]
-    total = sum(sizes) if all(sizes) else 0
-    return ins, [tuple(total if j == axis else d for j, d in enumerate(common))]
-
-
-@register("_rnn_param_concat", aliases=("_npi_rnn_param_concat",), inputs=_concat_arg_names,
-          key_var_num_args="num_args", infer_shape=_param_concat_shape, hint="_rnn_param_concat",
-          attrs={"num_args": Attr("int", doc="Number of inputs to be concated."),
-                 "dim": Attr("int", 1, "the dimension to be concated.")})
-def rnn_param_concat(xp, a, *xs):
-    """Concat for the packed parameter vector of Gluon's RNN layers (MXNet's own op name)."""
-    if len({x.dtype for x in xs}) > 1:
-        raise DTypeError(f"operator _rnn_param_concat: every input must have the same dtype, got "
-                         f"{[str(x.dtype) for x in xs]}")
-    _param_concat_shape(a, *[x.shape for x in xs])
-    return (xp.concatenate(xs, axis=a.dim % xs[0].ndim),)
-
-
-@rnn_param_concat.def_gradient
-def _param_concat_gradient(F, a, inputs, outputs, ograds):  # noqa: N803
-    n = len(inputs)
-    res = F._backward_Concat(ograds[0], *inputs, num_args=n, dim=a.dim)
-    return [res] if n == 1 else [res[i] for i in range(n)]

@@ -1,0 +1,311 @@
+"""The optimizer base class (`mx.optimizer.Optimizer`), its name registry
+(`register`, `create`), the in-place calls of the registry's update kernels
+and the trivial `Test` optimizer.
+
+Concrete optimizers live in optimizer_sgd.py, optimizer_large_batch.py and
+optimizer_adaptive.py; hybrid/optimizer.py gathers them into one namespace.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+import nd
+from nd.dispatch import parse_cached
+from nd.ndarray import NDArray
+from nd.registry import get_op
+
+
+# -- calling the registry's update kernels --------------------------------------------
+
+class _Kernel:
+    """An update operator of the registry, called in place on its weight.
+
+    `run(inputs, attrs)` computes the kernel on `inputs` (weight first) and writes
+    the result into the weight (or into `out`). The operator's own state inputs
+    (momentum, moments) are updated in place by the kernel itself. This skips the
+    front end's argument binding: one attribute parse (memoised) and one kernel.
+    """
+
+    __slots__ = ("op",)
+
+    def __init__(self, name: str):
+        self.op = get_op(name)
+
+    def __call__(self, inputs: list, attrs: dict, out: NDArray | None = None) -> NDArray:
+        op = self.op
+        target = inputs[0] if out is None else out
+        res = op.compute(target._ctx.xp, parse_cached(op, attrs), [x._data for x in inputs])
+        target._data[...] = res[0]
+        return target
+
+
+def _kernel(name: str) -> _Kernel:
+    return _Kernel(name)
+
+
+def _zeros(weight: NDArray, dtype: Any = None) -> NDArray:
+    return nd.zeros(weight.shape, ctx=weight.context, dtype=weight.dtype if dtype is None else dtype)
+
+
+def _flatten(x: Any) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+class Optimizer:
+    """The base class inherited by all optimizers.
+
+    Parameters
+    ----------
+    rescale_grad : float, optional, default 1.0
+        Multiply the gradient with `rescale_grad` before updating. Often
+        chosen to be ``1.0/batch_size``.
+    param_idx2name : dict from int to string, optional, default None
+        A dictionary that maps int index to string name.
+    clip_gradient : float, optional, default None
+        Clip the gradient by projecting onto the box ``[-clip_gradient, clip_gradient]``.
+    learning_rate : float, optional, default None
+        The initial learning rate. If None, the rate of ``lr_scheduler`` is used;
+        if that is None too, 0.01.
+    lr_scheduler : LRScheduler, optional, default None
+        The learning rate scheduler.
+    wd : float, optional, default 0.0
+        The weight decay (L2 regularization) coefficient.
+    sym : Symbol, optional, default None
+        The Symbol this optimizer is applying to (its `__lr_mult__` / `__wd_mult__`
+        attributes set the multipliers).
+    begin_num_update : int, optional, default 0
+        The initial number of updates.
+    multi_precision : bool, optional, default False
+        Keep a float32 master copy of float16 weights and update that.
+    param_dict : dict of int -> gluon.Parameter, default None
+        Parameter of each index, whose `lr_mult` / `wd_mult` are used. Not deep copied.
+
+    Properties
+    ----------
+    learning_rate : float
+        The current learning rate of the optimizer.
+    """
+
+    opt_registry: dict[str, type] = {}
+
+    def __init__(self, rescale_grad: float = 1., param_idx2name: dict | None = None, wd: float = 0.,
+                 clip_gradient: float | None = None, learning_rate: float | None = None,
+                 lr_scheduler: Any = None, sym: Any = None, begin_num_update: int = 0,
+                 multi_precision: bool = False, param_dict: dict | None = None):
+        self.rescale_grad = rescale_grad
+        self.lr_scheduler = lr_scheduler
+        if self.lr_scheduler is None and learning_rate is None:
+            learning_rate = 0.01
+        self.lr = learning_rate
+        if self.lr_scheduler is not None and learning_rate is not None \
+                and self.lr_scheduler.base_lr != learning_rate:
+            print(UserWarning("learning rate from ``lr_scheduler`` has been overwritten by "
+                              "``learning_rate`` in optimizer."))
+            self.lr_scheduler.base_lr = learning_rate
+        self.wd = wd
+        self.lr_mult: dict = {}
+        self.wd_mult: dict = {}
+        self.begin_num_update = begin_num_update
+        self.num_update = begin_num_update
+        self._all_index_update_counts: dict = {0: {}}
+        self._index_update_count = self._all_index_update_counts[0]
+        self.clip_gradient = clip_gradient
+        self.multi_precision = multi_precision
+        self.aggregate_num = 0
+        if param_idx2name is None:
+            param_idx2name = {}
+        if not isinstance(param_idx2name, dict):
+            raise TypeError("param_idx2name should be a dict of param indexes to names.")
+        self.idx2name = param_idx2name.copy()
+        self.sym_info = (sym.attr_dict(), sym.list_arguments()) if sym is not None else ()
+        self.param_dict = param_dict if param_dict else {}
+        self.allow_np_array = False
+        self.set_lr_mult({})
+        self.set_wd_mult({})
+
+    # -- registry ---------------------------------------------------------------------
+    @staticmethod
+    def register(klass: type) -> type:
+        """Register an optimizer class under its lower-cased name (`@mx.optimizer.register`)."""
+        if not isinstance(klass, type):
+            raise TypeError(f"register expects a class, got {klass!r}")
+        name = klass.__name__.lower()
+        if name in Optimizer.opt_registry:
+            old = Optimizer.opt_registry[name]
+            warnings.warn(f"WARNING: New optimizer {klass.__module__}.{klass.__name__} is overriding existing "
+                          f"optimizer {old.__module__}.{old.__name__}", stacklevel=2)
+        Optimizer.opt_registry[name] = klass
+        return klass
+
+    @staticmethod
+    def create_optimizer(name: str, **kwargs: Any) -> "Optimizer":
+        """Instantiate a registered optimizer by (case-insensitive) name."""
+        if name.lower() in Optimizer.opt_registry:
+            return Optimizer.opt_registry[name.lower()](**kwargs)
+        raise ValueError(f"Cannot find optimizer {name}")
+
+    # -- learning rate ------------------------------------------------------------------
+    @property
+    def learning_rate(self) -> float:
+        if self.lr_scheduler is not None:
+            return self.lr_scheduler(self.num_update)
+        return self.lr
+
+    def set_learning_rate(self, lr: float) -> None:
+        """Set a new learning rate (only when there is no lr_scheduler)."""
+        if self.lr_scheduler is not None:
+            raise UserWarning("LRScheduler of the optimizer has already been defined. Note that "
+                              "set_learning_rate can mutate the value of the learning rate of the optimizer "
+                              "only when the LRScheduler of the optimizer is undefined.")
+        self.lr = lr
+
+    def set_lr_scale(self, args_lrscale: dict) -> None:  # noqa: ARG002 - MXNet's deprecated API
+        """[DEPRECATED] Sets lr scale. Use set_lr_mult instead."""
+        raise DeprecationWarning
+
+    def set_lr_mult(self, args_lr_mult: dict) -> None:
+        """Set a learning rate multiplier per parameter name (or index)."""
+        self.lr_mult = {}
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__lr_mult__" in attr[name]:
+                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult.update(args_lr_mult)
+
+    def set_wd_mult(self, args_wd_mult: dict) -> None:
+        """Set a weight decay multiplier per parameter name (or index).
+
+        Names from `param_idx2name` that end neither in ``_weight`` nor ``_gamma``
+        get 0 (no weight decay on biases), as in MXNet.
+        """
+        self.wd_mult = {}
+        for n in self.idx2name.values():
+            if not (n.endswith("_weight") or n.endswith("_gamma")):
+                self.wd_mult[n] = 0.0
+        if self.sym_info:
+            attr, arg_names = self.sym_info
+            for name in arg_names:
+                if name in attr and "__wd_mult__" in attr[name]:
+                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult.update(args_wd_mult)
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def _set_current_context(self, device_id: int) -> None:
+        """Switch the per-device update counters."""
+        if device_id not in self._all_index_update_counts:
+            self._all_index_update_counts[device_id] = {}
+        self._index_update_count = self._all_index_update_counts[device_id]
+
+    def _update_count(self, index: Any) -> None:
+        """Count one more update of `index` (an index or a list of them)."""
+        counts = self._index_update_count
+        for idx in (index if isinstance(index, (list, tuple)) else (index,)):
+            n = counts.get(idx, self.begin_num_update) + 1
+            counts[idx] = n
+            self.num_update = max(self.num_update, n)
+
+    def _get_lrs(self, indices: list) -> list:
+        lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        lrs = [lr] * len(indices)
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                lrs[i] *= self.param_dict[index].lr_mult
+            elif index in self.lr_mult:
+                lrs[i] *= self.lr_mult[index]
+            elif index in self.idx2name:
+                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
+        return lrs
+
+    def _get_lr(self, index: Any) -> float:
+        return self._get_lrs([index])[0]
+
+    def _get_wds(self, indices: list) -> list:
+        wds = [self.wd] * len(indices)
+        for i, index in enumerate(indices):
+            if index in self.param_dict:
+                wds[i] *= self.param_dict[index].wd_mult
+            elif index in self.wd_mult:
+                wds[i] *= self.wd_mult[index]
+            elif index in self.idx2name:
+                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
+        return wds
+
+    def _get_wd(self, index: Any) -> float:
+        return self._get_wds([index])[0]
+
+    # -- states and updates ----------------------------------------------------------------
+    def create_state(self, index: Any, weight: NDArray) -> Any:
+        """Create the auxiliary state (e.g. momentum) of one weight; None when there is none."""
+        return None
+
+    def create_state_multi_precision(self, index: Any, weight: NDArray) -> Any:
+        """Like `create_state`, plus a float32 master copy of a float16 weight when
+        `multi_precision` is on: returns ``(weight32, state)``."""
+        if self.multi_precision and weight.dtype == np.float16:
+            weight_master_copy = weight.astype(np.float32)
+            return (weight_master_copy, self.create_state(index, weight_master_copy))
+        if weight.dtype == np.float16 and not self.multi_precision:
+            warnings.warn("Accumulating with float16 in optimizer can lead to poor accuracy or slow "
+                          "convergence. Consider using multi_precision=True option of the optimizer",
+                          stacklevel=2)
+        return self.create_state(index, weight)
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """Update `weight` in place from `grad` and `state`."""
+        raise NotImplementedError()
+
+    def update_multi_precision(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        """`update`, run on the float32 master copy when the weight is float16 and
+        `multi_precision` is on."""
+        if self.multi_precision and weight.dtype == np.float16:
+            weight_master_copy, original_state = state
+            self.update(index, weight_master_copy, grad.astype(np.float32), original_state)
+            weight._data[...] = weight_master_copy._data.astype(weight.dtype)
+        else:
+            self.update(index, weight, grad, state)
+
+    # -- pickling (Trainer.save_states) -------------------------------------------------------
+    def __getstate__(self) -> dict:
+        ret = self.__dict__.copy()
+        del ret["param_dict"]  # set again by the trainer that loads it
+        return ret
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__ = state
+        self.param_dict = {}
+
+
+register = Optimizer.register
+create = Optimizer.create_optimizer
+
+
+def _common_kwargs(opt: Optimizer, clip_name: str = "clip_gradient") -> dict:
+    """`rescale_grad`, plus the clip bound when set (MXNet tests it for truth)."""
+    kwargs = {"rescale_grad": opt.rescale_grad}
+    if opt.clip_gradient:
+        kwargs[clip_name] = opt.clip_gradient
+    return kwargs
+
+
+def _clip_grad(opt: Optimizer, grad: NDArray) -> NDArray:
+    """``clip(grad * rescale_grad)`` with MXNet's `is not None` test of the Python optimizers."""
+    grad = grad * opt.rescale_grad
+    if opt.clip_gradient is not None:
+        grad = nd.clip(grad, -opt.clip_gradient, opt.clip_gradient)
+    return grad
+
+
+@register
+class Test(Optimizer):
+    """The Test optimizer: ``weight += rescale_grad * grad``; the state copies the weight."""
+
+    def create_state(self, index: Any, weight: NDArray) -> NDArray:
+        return nd.zeros(weight.shape, ctx=weight.context)
+
+    def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
+        weight[:] += grad * self.rescale_grad
+        state[:] = weight
