@@ -122,8 +122,8 @@ def main() -> None:
     print(f"   inference          {eager_infer:9,.0f}   {hybrid_infer:10,.0f}   {hybrid_infer / eager_infer:7.2f}x")
     stats = net.memory_stats() if hasattr(net, "memory_stats") else None
     if stats:
-        print(f"   compiled graph memory: planned {stats['planned_bytes'] / 1024:.1f} KiB "
-              f"vs naive {stats['naive_bytes'] / 1024:.1f} KiB")
+        print(f"   compiled graph memory: planned {stats['planned'] / 1024:.1f} KiB "
+              f"vs naive {stats['naive'] / 1024:.1f} KiB")
 
     out_dir = Path(args.out or tempfile.mkdtemp(prefix="hybridgraph-quickstart-"))
     out_dir.mkdir(parents=True, exist_ok=True)

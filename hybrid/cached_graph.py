@@ -1,56 +1,112 @@
 """Running a traced graph on concrete arrays (the hybridized call path).
 
-`CachedGraph` is built once per trace. It orders the graph's nodes once and
-runs each through the registry's kernels; when autograd is recording, each
-kernel call lands on the tape so gradients match eager execution.
+A `CachedGraph` is built once per trace and compiles the graph with
+symbol.plan (optimisation passes, memory planning, generated straight-line
+code), once for inference and once for training when gradients are needed.
+A hybridized call records ONE node on the autograd tape; its backward runs the
+compiled backward graph with the activations the forward saved.
+
+`HYBRIDGRAPH_INTERPRET=1` runs graphs node by node through the eager kernels
+instead (each kernel on the tape) — a debugging aid that gives the same results.
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Sequence
 
 import nd
+from nd import autograd
 from nd.dispatch import run_eager
+from nd.ndarray import NDArray
 from symbol.graph import IndexedGraph
 from symbol.infer import creation_shapes, is_open_creation
+from symbol.plan.compiled import CompiledGraph, compile_graph
 
 from .tracing import TracedGraph
+
+INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")
 
 
 class CachedGraph:
     """A traced graph prepared for repeated execution; safe to call from several threads."""
 
-    def __init__(self, traced: TracedGraph):
+    def __init__(self, traced: TracedGraph, static_alloc: bool = False, name: str = "hybridblock"):
         self.traced = traced
+        self.static_alloc = static_alloc
+        self.name = name
         graph = IndexedGraph(traced.symbol._outputs)
-        self._order = [n for n in graph.nodes if n.op is not None]
-        self._inputs = {n.name: n for n in graph.input_nodes()}
-        self._heads = list(traced.symbol._outputs)
+        present = {n.name for n in graph.input_nodes()}
+        self._feed = [n in present for n in traced.input_names] + [p.name in present for p in traced.params]
+        self._input_names = [n for n, keep in zip(traced.input_names + traced.param_names(), self._feed) if keep]
+        self._compiled: dict[tuple, CompiledGraph] = {}
         self._lock = threading.Lock()
-        self.calls = 0
-        # `_zeros(shape=(L, 0, H))` begin states take their unknown dims from the inputs' shapes
-        self._open = any(is_open_creation(n) for n in self._order)
         self._graph = graph
         self._open_attrs: dict[tuple, dict] = {}
+        # train-aware ops (BatchNorm, Dropout) pick their backward formula by the backward
+        # pass's own train mode (MXNet); a predict-mode recording can't know it in advance
+        self._mode_dependent = any(n.op is not None and n.op.train_aware for n in graph.nodes)
+        self.calls = 0
 
-    def __call__(self, inputs: Sequence[nd.NDArray], params: Sequence[nd.NDArray]) -> list[nd.NDArray]:
-        env: dict[int, list] = {}
-        for name, arr in zip(self.traced.input_names, inputs):
-            node = self._inputs.get(name)
-            if node is not None:
-                env[id(node)] = [arr]
-        for p, arr in zip(self.traced.params, params):
-            # a loaded graph (SymbolBlock.imports) has its own variable nodes: bind by name
-            node = self._inputs.get(p.name)
-            env[id(node if node is not None else p.var()._outputs[0][0])] = [arr]
-        attrs_of = self._creation_attrs(env) if self._open else {}
-        for node in self._order:
+    # -- compiled execution --------------------------------------------------------------
+    def compiled(self, for_training: bool, ctx) -> CompiledGraph:
+        key = (for_training, ctx)
+        cg = self._compiled.get(key)
+        if cg is None:
+            with self._lock:
+                cg = self._compiled.get(key)
+                if cg is None:
+                    cg = compile_graph(self.traced.symbol._outputs, self._input_names, for_training=for_training,
+                                       ctx=ctx, static_alloc=self.static_alloc)
+                    self._compiled[key] = cg
+        return cg
+
+    def __call__(self, inputs: Sequence[NDArray], params: Sequence[NDArray]) -> list[NDArray]:
+        arrays = [a for a, keep in zip(list(inputs) + list(params), self._feed) if keep]
+        self.calls += 1
+        if INTERPRET:
+            return self._interpret(arrays)
+        ctx = arrays[0].context if arrays else nd.current_context()
+        recording, training = autograd._STATE.get()
+        need_grad = recording and any(a._ag is not None for a in arrays)
+        if need_grad and not training and self._mode_dependent:
+            return self._interpret(arrays)  # rare: per-op tape, each backward in its own mode
+        cg = self.compiled(need_grad, ctx)
+        outs, saved = cg.forward([a._data for a in arrays], is_train=training, record=need_grad)
+        results = [NDArray._wrap(o, ctx) for o in outs]
+        if need_grad:
+            self._record(cg, saved, arrays, outs, results, ctx)
+        return results
+
+    def _record(self, cg: CompiledGraph, saved, arrays: list, outs: list, results: list, ctx) -> None:
+        """Put one node on the tape whose backward is the compiled backward graph."""
+        def grad_fn(_inputs, _outputs, ograds):
+            grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining())
+            return [None if g is None else NDArray._wrap(g, ctx) for g in grads]
+
+        node = autograd.TapeNode(grad_fn, arrays, outs, self.name)
+        for i, r in enumerate(results):
+            r._ag = (node, i)
+
+    def memory_stats(self) -> dict | None:
+        """Planned / naive / lower-bound bytes of the most recently compiled variant."""
+        for cg in self._compiled.values():
+            return cg.memory_stats()
+        return None
+
+    # -- interpreted execution (debugging aid) ---------------------------------------------
+    def _interpret(self, arrays: list[NDArray]) -> list[NDArray]:
+        graph = self._graph
+        by_name = {n.name: n for n in graph.input_nodes()}
+        env = {id(by_name[name]): [arr] for name, arr in zip(self._input_names, arrays)}
+        attrs_of = self._creation_attrs(env) if any(is_open_creation(n) for n in graph.nodes) else {}
+        for node in graph.nodes:
+            if node.op is None:
+                continue
             ins = [env[id(src)][idx] for src, idx in node.inputs]
             out = run_eager(node.op, attrs_of.get(id(node), node.attrs), ins)
             env[id(node)] = out if isinstance(out, list) else [out]
-        with self._lock:
-            self.calls += 1
-        return [env[id(n)][i] for n, i in self._heads]
+        return [env[id(n)][i] for n, i in self.traced.symbol._outputs]
 
     def _creation_attrs(self, env: dict) -> dict:
         """id(node) -> attributes with the inferred shape, for creation nodes with 0 dims."""
@@ -62,6 +118,6 @@ class CachedGraph:
         if hit is None:
             shapes = creation_shapes(graph, known)
             hit = {id(n): n.attrs.replace(n.op.schema, shape=shapes[id(n)])
-                   for n in self._order if id(n) in shapes}
+                   for n in graph.nodes if id(n) in shapes}
             self._open_attrs[key] = hit
         return hit

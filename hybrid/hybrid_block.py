@@ -137,7 +137,8 @@ class HybridBlock(Block):
             traced = trace_block(self, args, kwargs)
             for p in self.collect_params().values():
                 p._finish_deferred_init()
-            entry = (traced, CachedGraph(traced))
+            entry = (traced, CachedGraph(traced, static_alloc=bool(self._flags.get("static_alloc")),
+                                         name=self.name))
             self._cache[gkey if traced.shape_generic else key] = entry
             self._last_trace = traced
             self._cache_stats["traces"] += 1
@@ -158,6 +159,15 @@ class HybridBlock(Block):
                 return (f"input shapes {_shapes_of(sig)} differ from the traced {_shapes_of(old)} and the "
                         "traced code read a concrete shape (x.shape, len(x), ...)")
         return f"new input signature {sig}: array ranks, dtypes or non-array arguments changed"
+
+    def memory_stats(self) -> dict | None:
+        """Memory of the last compiled graph: planned, naive and lower-bound bytes (None before a call)."""
+        if self._last_trace is None:
+            return None
+        for traced, graph in list(self._cache.values())[::-1]:
+            if traced is self._last_trace:
+                return graph.memory_stats()
+        return None
 
     # -- export -----------------------------------------------------------------------------
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:

@@ -114,7 +114,8 @@ class SymbolBlock(HybridBlock):
         ctx = x.context
         self._finish_params(arrays)
         if self._graph is None:
-            self._graph = CachedGraph(self._traced)
+            self._graph = CachedGraph(self._traced, static_alloc=bool(self._flags.get("static_alloc")),
+                                      name="symbolblock")
         outs = self._graph(arrays, [p.data(ctx) for p in self._traced.params])
         return regroup(outs, self._traced.out_fmt) if self._traced.out_fmt != 0 else outs[0]
 

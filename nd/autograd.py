@@ -14,6 +14,9 @@ from collections.abc import Callable, Sequence
 
 from .errors import AutogradError
 
+# whether the backward now running keeps its graph (compiled graphs keep their saved state)
+_RETAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("hybridgraph_retain_graph", default=False)
+
 # (is_recording, is_training)
 _STATE: contextvars.ContextVar[tuple[bool, bool]] = contextvars.ContextVar(
     "hybridgraph_autograd", default=(False, False))
@@ -111,6 +114,11 @@ class TapeNode:
         self.loss = loss
 
 
+def retaining() -> bool:
+    """True inside a backward pass that was asked to keep its graph (retain_graph=True)."""
+    return _RETAIN.get()
+
+
 def needs_record(inputs: Sequence[Any]) -> bool:
     """True when recording and some input is connected to a variable."""
     if not _STATE.get()[0]:
@@ -153,7 +161,6 @@ def _topo_order(heads: Sequence[Any]) -> list[TapeNode]:
 
 def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool):
     """Propagate head gradients; returns {id(Leaf): (Leaf, grad NDArray)}."""
-    from . import ndarray as _nd  # noqa: PLC0415 - cycle: ndarray imports autograd
     from . import ops_namespace as F  # noqa: PLC0415, N812
     if head_grads is None:
         head_grads = [None] * len(heads)
@@ -182,6 +189,18 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
 
     order = _topo_order(heads)
     scope = _Scope(create_graph, train)
+    token = _RETAIN.set(retain_graph)
+    try:
+        _propagate(order, grads, accumulate, retain_graph, create_graph, scope)
+    finally:
+        _RETAIN.reset(token)
+    return leaves
+
+
+def _propagate(order, grads, accumulate, retain_graph: bool, create_graph: bool, scope) -> None:
+    """Apply each tape node's gradient function, consumers before producers."""
+    from . import ndarray as _nd  # noqa: PLC0415
+    from . import ops_namespace as F  # noqa: PLC0415, N812
     with scope:
         for node in reversed(order):
             if node.freed:
@@ -202,7 +221,6 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
                 accumulate(parent, g)
             if not retain_graph:
                 node.freed = True
-    return leaves
 
 
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True) -> None:  # noqa: A002

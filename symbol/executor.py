@@ -1,124 +1,106 @@
 """Binding and running graphs: `bind`, `simple_bind`, `eval` and the Executor.
 
-Binding compiles the graph once into flat step lists, one for the forward
-graph and one for the backward part of the joined forward+backward graph
-(built by symbol/gradient.py). A step is `(node name, op, attrs, input entry
-ids, output entry ids)`; `run_steps` is the interpreter loop over an
-environment keyed by entry id. Everything operator-specific comes from the
-OpDef (`compute`, `train_aware`, `mutate_inputs`, `loss`): aux states are
-updated because the kernels that declare `mutate_inputs` write into the very
-buffers of the bound aux arrays.
+Binding lowers the symbol once (symbol/plan/): graph passes when enabled, the
+joined forward+backward schedule (symbol/gradient.py) for the arguments whose
+`grad_req` is not null, shape/dtype inference, memory planning and generated
+straight-line code (symbol/plan/compiled.py). The Executor keeps one `Plan`
+per train flag; the first call of each runs step by step (it sees which
+kernels return views) and later calls run the compiled code. Everything
+operator-specific comes from the OpDef: aux states are updated because the
+kernels that declare `mutate_inputs` write into the very buffers of the bound
+aux arrays.
 
 Arrays the user sees (`arg_dict`, `grad_dict`, `aux_dict`, `outputs`) are
-allocated once and always written in place, so references stay valid.
+allocated once and always written in place, so references stay valid. The
+saved activations of the last forward stay valid until the next forward, so
+`backward` may run several times per forward (MXNet's executors allow it).
+
+Options (`executor_options(passes=..., mirror=...)` or the environment
+variables HYBRIDGRAPH_EXEC_PASSES=1 and MXNET_BACKWARD_DO_MIRROR=1): graph
+passes are off by default for executors (monitors and `debug_str` then show
+the user's nodes); mirror recomputes cheap forward values in the backward.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-from collections.abc import Callable, Iterable, Sequence
+import contextlib
+import os
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from nd.attrs import Attrs
 from nd.backend import Context, current_context, to_numpy
 from nd.errors import MXNetError
 from nd.ndarray import NDArray
-from nd.registry import OpDef, shape_known
+from nd.registry import shape_known
 
-from .gradient import build_backward, head_grad_variables
-from .graph import IndexedGraph, Node
-from .infer import creation_shapes, graph_shapes, graph_types, is_open_creation
+from .infer import graph_shapes, graph_types
+from .plan.compiled import ExecutionError, Plan, lower, plan_report, step_error
+from .plan.schedule import Schedule, Step
+
+__all__ = ["Executor", "ExecutionError", "bind", "simple_bind", "eval_symbol", "executor_options",
+           "Step", "step_error"]
 
 GRAD_REQS = ("write", "add", "null")
 
-
-class ExecutionError(MXNetError):
-    """A kernel failed while an executor ran a node."""
-
-
-class Step(NamedTuple):
-    """One kernel call of a compiled graph."""
-
-    name: str
-    op: OpDef
-    attrs: Attrs
-    inputs: tuple
-    outputs: tuple
+#: executor-wide options; see `executor_options`
+OPTIONS = {"passes": os.environ.get("HYBRIDGRAPH_EXEC_PASSES", "0") not in ("", "0"),
+           "mirror": os.environ.get("MXNET_BACKWARD_DO_MIRROR", "0") not in ("", "0")}
 
 
-def build_steps(graph: IndexedGraph, nodes: Iterable[Node]) -> list[Step]:
-    """The steps running `nodes` (operator nodes of `graph`, in topological order)."""
-    steps = []
-    for node in nodes:
-        if node.op is None:
-            continue
-        nid = graph.node_id[id(node)]
-        ins = tuple(graph.entry_id(e) for e in node.inputs)
-        outs = tuple(range(graph.row_ptr[nid], graph.row_ptr[nid + 1]))
-        steps.append(Step(node.name, node.op, node.attrs, ins, outs))
-    return steps
-
-
-def run_steps(steps: Sequence[Step], env: dict, xp, is_train: bool,
-              monitor: Callable[[Step, dict], None] | None = None) -> None:
-    """The interpreter loop: run each step on `env` (entry id -> backend array)."""
-    for st in steps:
-        args = [env[i] for i in st.inputs]
-        try:
-            res = st.op.compute(xp, st.attrs, args, is_train)
-        except Exception as exc:
-            shapes = ", ".join(str(tuple(a.shape)) for a in args)
-            raise ExecutionError(f"while executing node {st.name} ({st.op.name}) with input shapes "
-                                 f"[{shapes}]: {type(exc).__name__}: {exc}") from exc
-        if len(res) != len(st.outputs):
-            raise ExecutionError(f"node {st.name} ({st.op.name}) returned {len(res)} outputs; its "
-                                 f"declaration has {len(st.outputs)}")
-        for eid, r in zip(st.outputs, res):
-            env[eid] = r
-        if monitor is not None:
-            monitor(st, env)
-
-
-def _step_nodes(graph: IndexedGraph, steps: Sequence[Step]) -> list[Node]:
-    """The graph node each step runs (found through its first output entry)."""
-    owner = {}
-    for nid, n in enumerate(graph.nodes):
-        owner[graph.row_ptr[nid]] = n
-    return [owner[st.outputs[0]] for st in steps]
+@contextlib.contextmanager
+def executor_options(**options: Any) -> Iterator[None]:
+    """Set executor options (`passes`, `mirror`) for the executors bound inside the block."""
+    unknown = [k for k in options if k not in OPTIONS]
+    if unknown:
+        raise ValueError(f"unknown executor options {unknown}; known: {sorted(OPTIONS)}")
+    old = dict(OPTIONS)
+    OPTIONS.update(options)
+    try:
+        yield
+    finally:
+        OPTIONS.clear()
+        OPTIONS.update(old)
 
 
 class Program:
-    """The compiled form of a bound symbol: the joined graph and its two step lists."""
+    """A bound symbol lowered for one set of argument shapes: one Plan per train flag."""
 
-    def __init__(self, sym, wrt: list[Node]):
-        self.outputs = list(sym._outputs)
-        fwd = IndexedGraph(self.outputs)
-        self.head_grad_nodes: list = [None] * len(self.outputs)
-        grads, keep = [], []
-        if wrt:
-            self.head_grad_nodes = head_grad_variables(sym)
-            back = build_backward(self.outputs, wrt, [None if n is None else (n, 0)
-                                                      for n in self.head_grad_nodes])
-            grads, keep = back.grads, back.keep_alive
-        self.grad_entries = grads
-        heads = self.outputs + [g for g in grads if g is not None] + keep
-        self.graph = IndexedGraph(heads)
-        forward_ids = {id(n) for n in fwd.nodes}
-        self.forward_steps = build_steps(self.graph, [n for n in self.graph.nodes if id(n) in forward_ids])
-        self.backward_steps = build_steps(self.graph, [n for n in self.graph.nodes if id(n) not in forward_ids])
-        used = {id(n) for n in self.graph.nodes}
-        self.head_grad_used = [n is not None and id(n) in used for n in self.head_grad_nodes]
-        self._check_free_variables(forward_ids)
+    def __init__(self, sym, arrays: Sequence, wrt: Sequence, ctx: Context, passes: bool, mirror: bool,
+                 outputs: Sequence = (), grads: Sequence = ()):
+        graph = sym._graph()
+        self.symbol = sym
+        self.inputs = graph.arguments() + graph.auxiliary_states()
+        self.wrt = list(wrt)
+        self.shapes = [tuple(a.shape) for a in arrays]
+        self.dtypes = [np.dtype(a.dtype) for a in arrays]
+        self.ctx = ctx
+        self.passes, self.mirror = passes, mirror
+        self.out_arrays = list(outputs)     # the executor's persistent outputs / written gradients:
+        self.grad_arrays = list(grads)      # kernels that write `out=` fill them directly
+        self._plans: dict[bool, Plan] = {}
 
-    def _check_free_variables(self, forward_ids: set[int]) -> None:
-        known = forward_ids | {id(n) for n in self.head_grad_nodes if n is not None}
-        stray = [n.name for n in self.graph.input_nodes() if id(n) not in known]
-        if stray:
-            raise MXNetError(f"the backward graph has free variables {stray}: a gradient rule "
-                             "called an operator with a missing input")
+    def plan(self, is_train: bool) -> Plan:
+        plan = self._plans.get(is_train)
+        if plan is None:
+            sched, ran = lower(self.symbol._outputs, self.inputs, self.shapes, self.dtypes, wrt=self.wrt,
+                               passes=self.passes, for_training=bool(self.wrt) or is_train,
+                               mirror=self.mirror, ctx=self.ctx)
+            bound = {}
+            for e, arr in zip(sched.outputs, self.out_arrays):
+                if arr is not None:
+                    bound.setdefault(e, arr._data)
+            for e, arr in zip(sched.grads, self.grad_arrays):
+                if e is not None and arr is not None:
+                    bound.setdefault(e, arr._data)
+            plan = Plan(sched, self.ctx, retain=True, static=True, pool_outputs=True, pool_grads=True,
+                        bound=bound, label="executor", passes_ran=ran)
+            self._plans[is_train] = plan
+        return plan
 
-    def eid(self, node: Node, idx: int = 0) -> int:
-        return self.graph.entry_id((node, idx))
+    @property
+    def schedule(self) -> Schedule:
+        return self.plan(bool(self.wrt)).sched
 
 
 # -- argument normalisation ----------------------------------------------------------
@@ -218,33 +200,19 @@ class Executor:
         self._grad_req = ["null" if g is None else r for g, r in zip(grads, reqs)]
         self.grad_arrays = [None if r == "null" else g for g, r in zip(grads, self._grad_req)]
         self._wrt = [i for i, r in enumerate(self._grad_req) if r != "null"]
-        self._program = program or Program(sym, [self._arg_nodes[i] for i in self._wrt])
         self._outputs = self._allocate_outputs(out_meta)
-        self._forward_steps = self._resolve_creation_shapes(self._program.forward_steps)
-        self._env: dict | None = None
+        written = [self.grad_arrays[i] if self._grad_req[i] == "write" else None for i in self._wrt]
+        self._program = Program(sym, self.arg_arrays + self.aux_arrays,
+                                [self._arg_nodes[i] for i in self._wrt], ctx,
+                                OPTIONS["passes"], OPTIONS["mirror"], self._outputs, written)
+        self._program.plan(bool(self._wrt))     # lower now: errors surface at bind time, as MXNet's
+        self._saved = None
+        self._last_plan: Plan | None = None
         self._monitor: tuple | None = None
-
-    def _resolve_creation_shapes(self, steps: list[Step]) -> list[Step]:
-        """Creation steps with 0 (unknown) dims in `shape` (Gluon RNN begin states
-        `_zeros(shape=(L, 0, H))`) get the shape inference decides from the bound arrays."""
-        graph = self._program.graph
-        open_steps = [st for st, n in zip(steps, _step_nodes(graph, steps)) if is_open_creation(n)]
-        if not open_steps:
-            return steps
-        known = {graph.entry_id((n, 0)): tuple(a.shape)
-                 for n, a in zip(self._arg_nodes + self._aux_nodes, self.arg_arrays + self.aux_arrays)
-                 if a is not None}
-        shapes = creation_shapes(graph, known)
-        out = []
-        for st, n in zip(steps, _step_nodes(graph, steps)):
-            if id(n) in shapes:
-                st = st._replace(attrs=st.attrs.replace(st.op.schema, shape=shapes[id(n)]))
-            out.append(st)
-        return out
 
     def _allocate_outputs(self, meta) -> list:
         if meta is None:
-            return [None] * len(self._program.outputs)
+            return [None] * len(self._symbol._outputs)
         return [_zeros(s, t, self._ctx) if s is not None and shape_known(s) and t is not None else None
                 for s, t in zip(*meta)]
 
@@ -278,16 +246,14 @@ class Executor:
     # -- running -------------------------------------------------------------------------
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward graph; keyword arrays are first copied into the argument arrays."""
-        self._copy_inputs(kwargs)
-        prog = self._program
-        env: dict = {}
-        for node, arr in zip(self._arg_nodes, self.arg_arrays):
-            env[prog.eid(node)] = arr._data
-        for node, arr in zip(self._aux_nodes, self.aux_arrays):
-            env[prog.eid(node)] = arr._data
-        run_steps(self._forward_steps, env, self._ctx.xp, bool(is_train), self._monitor_fn())
-        self._env = env
-        self._store_outputs(env)
+        if kwargs:
+            self._copy_inputs(kwargs)
+        plan = self._program.plan(bool(is_train))
+        inputs = [a._data for a in self.arg_arrays] + [a._data for a in self.aux_arrays]
+        self._saved = None
+        outs, self._saved = plan.forward(inputs, bool(is_train), bool(self._wrt), self._monitor_fn())
+        self._last_plan = plan
+        self._store_outputs(outs)
         return self.outputs
 
     def _copy_inputs(self, kwargs: dict) -> None:
@@ -302,11 +268,12 @@ class Executor:
                                  f"received: {array.shape}")
             arg_dict[name][:] = array
 
-    def _store_outputs(self, env: dict) -> None:
+    def _store_outputs(self, values: list) -> None:
         xp = self._ctx.xp
-        for k, (node, idx) in enumerate(self._program.outputs):
-            val = env[self._program.eid(node, idx)]
+        for k, val in enumerate(values):
             out = self._outputs[k]
+            if out is not None and out._data is val:
+                continue                       # the kernel wrote into the output buffer itself
             if out is None or out.shape != val.shape or out.dtype != val.dtype:
                 self._outputs[k] = NDArray._wrap(xp.array(val, copy=True), self._ctx)
             else:
@@ -320,14 +287,14 @@ class Executor:
         """
         if not self._wrt:
             return
-        if self._env is None:
+        if self._saved is None:
             raise MXNetError("backward() was called before forward(); run forward(is_train=True) first")
-        env = self._env
-        for k, (node, used) in enumerate(zip(self._program.head_grad_nodes, self._program.head_grad_used)):
-            if used:
-                env[self._program.eid(node)] = self._head_grad(k, self._out_grad_list(out_grads))
-        run_steps(self._program.backward_steps, env, self._ctx.xp, bool(is_train), self._monitor_fn())
-        self._write_grads(env)
+        plan = self._last_plan
+        given = self._out_grad_list(out_grads)
+        head = [None if h is None else self._head_grad(k, given)
+                for k, h in enumerate(plan.sched.head_grads)]
+        grads = plan.backward(self._saved, head, monitor=self._monitor_fn())
+        self._write_grads(grads)
 
     def _out_grad_list(self, out_grads: Any) -> list:
         if out_grads is None:
@@ -347,12 +314,12 @@ class Executor:
                              "pass it through the make_loss symbol.")
         return _as_backend(given[k], self._ctx, self._outputs[k], f"out_grads[{k}]")
 
-    def _write_grads(self, env: dict) -> None:
-        for i, entry in zip(self._wrt, self._program.grad_entries):
+    def _write_grads(self, values: list) -> None:
+        for i, val in zip(self._wrt, values):
             g = self.grad_arrays[i]
-            val = None if entry is None else env[self._program.eid(*entry)]
             if self._grad_req[i] == "write":
-                g._data[...] = 0 if val is None else val
+                if val is not g._data:
+                    g._data[...] = 0 if val is None else val
             elif val is not None:
                 g._data += val
 
@@ -413,16 +380,26 @@ class Executor:
                  for n, g, s in zip(names, self.grad_arrays, arg_shapes)]
         aux = [resize(n.name, a, s) for n, a, s in zip(self._aux_nodes, self.aux_arrays, aux_shapes)]
         meta = _validate(self._symbol, args, aux)
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta, self._program)
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta)
 
     # -- inspection ----------------------------------------------------------------------------
+    def _plan(self) -> Plan:
+        return self._last_plan or self._program.plan(bool(self._wrt))
+
+    def memory_stats(self) -> dict:
+        """Bytes of the plan that ran last (or would run): `planned` (pooled storages plus the
+        peak of kernel-allocated ones), `naive` (every entry its own buffer), `lower_bound`
+        (most bytes live at one step), `pooled`, `dynamic_peak`, `num_storages`,
+        `num_inplace`; `calibrated` is False before the first run (registry-only plan)."""
+        return self._plan().memory_stats()
+
     def debug_str(self) -> str:
-        """The execution schedule (forward then backward steps) and the memory it holds."""
-        g = self._program.graph
+        """The graph, the pass pipeline, the schedule with storage ids and in-place marks, and
+        "Total N MB allocated (naive M MB, ...)" (MXNet's debug_str)."""
         lines = ["Symbol Outputs:"]
-        for k, (node, idx) in enumerate(self._program.outputs):
+        for k, (node, idx) in enumerate(self._symbol._outputs):
             lines.append(f"\toutput[{k}]={node.name}({idx})")
-        for node in g.nodes:
+        for node in self._symbol._graph().nodes:
             if node.op is None:
                 lines.append(f"Variable:{node.name}")
                 continue
@@ -431,13 +408,7 @@ class Executor:
             if node.attrs is not None and node.attrs.given:
                 lines.append("Attrs:")
                 lines += [f"\t{k}={v}" for k, v in node.attrs.given.items()]
-        held = [a for a in self.arg_arrays + self.grad_arrays + self.aux_arrays + self._outputs
-                if a is not None]
-        nbytes = sum(a._data.nbytes for a in held)
-        lines.append(f"Total {nbytes / 2 ** 20:.4g} MB allocated")
-        lines.append(f"Schedule: {len(self._program.forward_steps)} forward steps, "
-                     f"{len(self._program.backward_steps)} backward steps (naive memory: no reuse)")
-        return "\n".join(lines) + "\n"
+        return "\n".join(lines) + "\n" + plan_report(self._plan())
 
     def __repr__(self) -> str:
         return f"<Executor {self._symbol!r} @{self._ctx}>"

@@ -1,0 +1,700 @@
+"""The compiled plan: a graph lowered, planned and turned into straight-line code.
+
+`compile_graph` is the entry point Gluon's hybridize and the Executor share::
+
+    cg = compile_graph(heads, input_names, for_training=True, shapes=[...], dtypes=[...],
+                       ctx=cpu(), static_alloc=False, passes=True)
+    outputs, saved = cg.forward(inputs, is_train=True)        # backend arrays in, out
+    grads = cg.backward(saved, head_grads)                     # one per input, None if not needed
+    cg.backward(saved, head_grads, out=grad_arrays, req="add") # or straight into buffers
+    cg.memory_stats()                                          # planned / naive / lower bound bytes
+
+* `inputs` are backend arrays (numpy / cupy) in `input_names` order; parameters
+  are inputs too, and are never written (only aux states, by the kernels that
+  declare `mutate_inputs`, exactly as eagerly).
+* `forward(inputs, is_train, record=None)`: `record` (default: `is_train` when
+  compiled `for_training`) keeps the activations the backward needs in `saved`
+  (None otherwise). `backward(saved, head_grads, retain_graph=False)`:
+  `head_grads` has one array per output; None means zeros, and loss-style
+  outputs ignore theirs. Gradients are returned for the inputs named in `wrt`
+  (default: all) and None for the others. A `saved` is consumed by its
+  backward unless `retain_graph=True`.
+* Outputs never alias the plan's buffers: they are fresh (or views of the
+  inputs, as eagerly for reshape-like operators). Gradients are fresh too,
+  unless `pool_grads` (default: `static_alloc`) keeps them in the arena: then
+  pass `out=` buffers to `backward` (written or added per `req` before the
+  arena is reused; the fast path) or consume the returned arrays before the
+  next call.
+* Thread-safe: each call takes its own set of activation buffers (an *arena*)
+  from a free list and gives it back when done; with `static_alloc=True` every
+  call uses one arena (MXNet's static_alloc: fastest, one call at a time).
+* A new input signature (shapes, dtypes) re-runs the passes, inference and
+  planning for that signature only (cached; never a retrace). The first call of
+  a signature runs the schedule step by step, recording which kernels return
+  views of their inputs, and plans memory from that; later calls run the
+  generated code of `codegen.py`.
+
+Each variant is one `Plan`: a schedule (schedule.py) with its memory plan
+(memory.py), its generated forward and backward functions and its arenas.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import traceback
+from collections.abc import Sequence
+
+import numpy as np
+
+from nd.backend import Context
+from nd.errors import MXNetError
+
+from ..graph import Entry, Node, topo_sort
+from .codegen import Segment, generate_backward, generate_forward
+from .memory import POOL, MemoryPlan, plan_memory, validate_plan
+from .mirror import mirror_schedule
+from .schedule import Schedule, Step, build_schedule
+
+__all__ = ["compile_graph", "CompiledGraph", "Plan", "ExecutionError", "lower", "run_passes"]
+
+#: validate every memory plan when set (tests set it; cheap next to planning)
+VALIDATE = os.environ.get("HYBRIDGRAPH_VALIDATE_PLANS", "0") not in ("", "0")
+
+
+class ExecutionError(MXNetError):
+    """A kernel failed while a compiled plan or an executor ran a node."""
+
+
+def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError:
+    text = ", ".join(str(tuple(s)) if s is not None else "?" for s in shapes)
+    return ExecutionError(f"while executing node {st.name} ({st.op.name}) with input shapes "
+                          f"[{text}]: {type(exc).__name__}: {exc}")
+
+
+# -- passes ------------------------------------------------------------------------------------
+
+def run_passes(heads: list[Entry], *, for_training: bool, shapes: dict, dtypes: dict,
+               disable: Sequence[str] = (), lint: bool = False) -> tuple[list[Entry], dict, list[str]]:
+    """Run symbol/passes' default pipeline when that package is present.
+
+    Returns (new heads, new constant parameters by name, names of the passes that ran).
+    """
+    try:
+        from .. import passes
+    except ImportError:
+        return heads, {}, []
+    new_heads, new_params = passes.optimize(heads, for_training=for_training, disable=tuple(disable),
+                                            lint=lint, shapes=shapes, dtypes=dtypes)
+    pipeline = passes.DEFAULT_TRAINING if for_training else passes.DEFAULT_INFERENCE
+    return list(new_heads), dict(new_params), [p for p in pipeline if p not in disable]
+
+
+def lower(heads: Sequence[Entry], inputs: Sequence[str | Node], shapes: Sequence, dtypes: Sequence, *,
+          wrt: Sequence[str | Node] = (), passes: bool = False, for_training: bool = True, mirror: bool = False,
+          disable: Sequence[str] = (), lint: bool = False, ctx: Context | None = None
+          ) -> tuple[Schedule, list[str]]:
+    """Graph -> (Schedule, passes that ran): passes, backward for `wrt`, inference, mirror.
+
+    `inputs` / `wrt` are variable nodes or names; after graph passes variables
+    are matched by name (a pass may rebuild them).
+    """
+    heads = list(heads)
+    names = [x if isinstance(x, str) else x.name for x in inputs]
+    ran: list[str] = []
+    new_params: dict = {}
+    if passes:
+        new_heads, new_params, ran = run_passes(
+            heads, for_training=for_training or bool(wrt),
+            shapes={n: tuple(s) for n, s in zip(names, shapes) if s is not None},
+            dtypes={n: np.dtype(t) for n, t in zip(names, dtypes) if t is not None},
+            disable=disable, lint=lint)
+        changed = new_heads != heads
+        heads = new_heads
+    else:
+        changed = False
+    variables: dict[str, Node] = {}
+    present: set[int] = set()
+    for node in topo_sort(heads):
+        if node.op is None:
+            variables.setdefault(node.name, node)
+            present.add(id(node))
+
+    def node_of(x):
+        if isinstance(x, Node) and (not changed or id(x) in present):
+            return x
+        name = x if isinstance(x, str) else x.name
+        return variables.get(name)
+
+    input_nodes = []
+    for x, name in zip(inputs, names):
+        node = node_of(x)
+        if node is None:       # the input is not used by (what is left of) the graph
+            from ..symbol import var
+            node = var(name)._outputs[0][0]
+        input_nodes.append(node)
+    xp = (ctx or Context("cpu")).xp
+    constants = {variables[n]: xp.asarray(v) for n, v in new_params.items() if n in variables}
+    wrt_found = [node_of(x) for x in wrt]
+    wrt_nodes = [n for n in wrt_found if n is not None]
+    sched = build_schedule(heads, input_nodes, shapes, dtypes, wrt=wrt_nodes, constants=constants)
+    if wrt:
+        it = iter(sched.grads)
+        sched.grads = [None if n is None else next(it) for n in wrt_found]
+    if mirror and sched.has_backward:
+        sched = mirror_schedule(sched)
+        ran = ran + ["mirror"]
+    return sched, ran
+
+
+# -- one planned variant ----------------------------------------------------------------------
+
+class _Calibration:
+    """What the step-by-step first run saw: views, unwritable results, wrong shapes."""
+
+    def __init__(self, sched: Schedule, xp):
+        self.sched, self.xp = sched, xp
+        self.aliases: dict[int, set[int]] = {}
+        self.not_writable: set[int] = set()
+        self.bad: set[int] = set()
+        self.share = getattr(xp, "may_share_memory", None)
+        self.forward_runs = 0
+        self.observed: set[int] = set()
+
+    def _may_share(self, a, b) -> bool:
+        if not hasattr(a, "shape") or not hasattr(b, "shape"):
+            return False
+        if self.share is not None:
+            try:
+                return bool(self.share(a, b))
+            except (TypeError, ValueError):
+                return True
+        return True
+
+    def observe(self, st: Step, args: list, res: Sequence) -> None:
+        sched = self.sched
+        self.observed.update(st.outputs)
+        for j, (e, r) in enumerate(zip(st.outputs, res)):
+            if not hasattr(r, "shape") or tuple(r.shape) != tuple(sched.shapes[e] or ()) \
+                    or sched.dtypes[e] is None or r.dtype != sched.dtypes[e]:
+                self.bad.add(e)
+            flags = getattr(r, "flags", None)
+            if flags is None or not flags.c_contiguous or not getattr(flags, "writeable", True):
+                self.not_writable.add(e)
+            for x, a in zip(st.inputs, args):
+                if self._may_share(r, a):
+                    self.aliases.setdefault(e, set()).add(x)
+            for e2, r2 in zip(st.outputs[:j], res[:j]):
+                if self._may_share(r, r2):
+                    self.aliases.setdefault(e, set()).add(e2)
+
+    def assume_unobserved(self) -> None:
+        """Steps never run (a backward not seen yet): results of kernels that allocate are taken
+        to be views of their inputs and are never written in place (safe, if less frugal)."""
+        ext = self.sched.external()
+        for st in self.sched.steps:
+            if st.op.writes_out or all(o in self.observed for o in st.outputs):
+                continue
+            for o in st.outputs:
+                if o not in self.observed:
+                    self.aliases.setdefault(o, set()).update(i for i in st.inputs if i not in ext)
+                    self.not_writable.add(o)
+
+    def poolable(self) -> set[int]:
+        """Entries the compiled code may write through `out=`."""
+        sched = self.sched
+        ext = sched.external()
+        out = set()
+        for st in sched.steps:
+            if not st.op.writes_out or any(o in self.bad or not sched.known(o) for o in st.outputs):
+                continue
+            out.update(o for o in st.outputs if o not in ext)
+        return out
+
+
+class _Arena:
+    """The pooled buffers of one call: storages and per-entry views for each segment."""
+
+    __slots__ = ("fwd", "bwd", "storages")
+
+    def __init__(self, storages: list, fwd: tuple, bwd: tuple):
+        self.storages, self.fwd, self.bwd = storages, fwd, bwd
+
+
+class Saved:
+    """What a recording forward keeps for its backward (opaque to callers)."""
+
+    __slots__ = ("plan", "arena", "values", "is_train", "env", "consumed")
+
+    def __init__(self, plan: "Plan", arena: _Arena | None, values: tuple | None, is_train: bool,
+                 env: dict | None = None):
+        self.plan, self.arena, self.values, self.is_train, self.env = plan, arena, values, is_train, env
+        self.consumed = False
+
+
+class Plan:
+    """One schedule for one input signature: calibrated, planned and compiled on first use.
+
+    `retain=True` keeps the saved activations intact through the backward (the
+    Executor may run backward several times per forward); `static=True` uses
+    one arena for every call; `pool_outputs` / `pool_grads` let the forward
+    outputs / the gradients live in the arena (for callers that consume them
+    before the arena is used again: an Executor copies both, a backward given
+    `out=` buffers copies the gradients before it gives the arena back).
+    `bound` (entry id -> array, for static plans) names buffers of the caller
+    that kernels writing `out=` fill directly (an Executor's outputs and
+    gradients): such entries get no storage of their own.
+    """
+
+    def __init__(self, sched: Schedule, ctx: Context, *, retain: bool = False, static: bool = False,
+                 pool_outputs: bool = False, pool_grads: bool = False, bound: dict | None = None,
+                 label: str = "graph", passes_ran: Sequence[str] = ()):
+        self.sched = sched
+        self.ctx = ctx
+        self.xp = ctx.xp
+        self.retain = retain
+        self.static = static
+        self.pool_outputs = pool_outputs
+        self.pool_grads = pool_grads
+        self.bound = self._check_bound(bound or {})
+        self.label = label
+        self.passes_ran = list(passes_ran)
+        self.saved = sched.saved() if sched.has_backward else []
+        self._lock = threading.Lock()
+        self._calib: _Calibration | None = _Calibration(sched, self.xp)
+        self.memory: MemoryPlan | None = None
+        self.fwd: Segment | None = None
+        self.bwd: Segment | None = None
+        self._free: list[_Arena] = []
+        self._static_arena: _Arena | None = None
+        self._external = sched.external()
+
+    def _check_bound(self, bound: dict) -> dict:
+        """Keep the bound buffers that fit: one buffer per entry, of the entry's shape and dtype,
+        for entries a kernel writes (not inputs)."""
+        sched = self.sched
+        ext = sched.external()
+        ok = {}
+        for e, arr in bound.items():
+            if e is None or e < 0 or e in ext or not sched.known(e) or any(arr is a for a in ok.values()):
+                continue
+            if tuple(arr.shape) == tuple(sched.shapes[e]) and arr.dtype == sched.dtypes[e]:
+                ok[e] = arr
+        return ok
+
+    # -- planning ------------------------------------------------------------------------------
+    @property
+    def compiled(self) -> bool:
+        return self.fwd is not None
+
+    def static_memory_plan(self) -> MemoryPlan:
+        """The plan NNVM would make (every internal entry writable), for reports before any run."""
+        return plan_memory(self.sched, escape=self._escape(), fresh=self._fresh(), pinned=self._pinned())
+
+    def _escape(self) -> set[int]:
+        sched = self.sched
+        return set(sched.outputs) | {g for g in sched.grads if g is not None}
+
+    def _fresh(self) -> set[int]:
+        sched = self.sched
+        out = set() if self.pool_outputs else set(sched.outputs)
+        if not self.pool_grads:
+            out |= {g for g in sched.grads if g is not None}
+        return out
+
+    def _pinned(self) -> set[int]:
+        return set(self.saved) if self.retain else set()
+
+    def _finalize(self) -> None:
+        calib = self._calib
+        sched = self.sched
+        calib.assume_unobserved()
+        memory = plan_memory(sched, poolable=calib.poolable() - set(self.bound), aliases=calib.aliases,
+                             not_writable=calib.not_writable | calib.bad, escape=self._escape(),
+                             fresh=self._fresh(), pinned=self._pinned())
+        if VALIDATE:
+            validate_plan(sched, memory)
+        fwd = generate_forward(sched, memory, self.xp, self.saved, f"{self.label} forward", self.bound)
+        bwd = None
+        if sched.has_backward:
+            bwd = generate_backward(sched, memory, self.xp, self.saved, not self.retain,
+                                    f"{self.label} backward", self.bound)
+        self.memory, self.bwd = memory, bwd
+        self.fwd = fwd            # last: `compiled` turns true once everything is in place
+        self._calib = None
+
+    def _new_arena(self) -> _Arena:
+        xp, sched, memory = self.xp, self.sched, self.memory
+        storages = [xp.empty(max(int(nb), 1), dtype=np.uint8) if kind == POOL else None
+                    for nb, kind in zip(memory.storage_bytes, memory.storage_kind)]
+
+        def views(seg: Segment | None) -> tuple:
+            if seg is None:
+                return ()
+            out = []
+            for e in seg.buffers:
+                nb = sched.nbytes(e)
+                buf = storages[memory.storage[e]][:nb]
+                out.append(buf.view(np.dtype(sched.dtypes[e])).reshape(tuple(sched.shapes[e])))
+            return tuple(out)
+        return _Arena(storages, views(self.fwd), views(self.bwd))
+
+    def _take_arena(self) -> _Arena:
+        if self.static:
+            if self._static_arena is None:
+                self._static_arena = self._new_arena()
+            return self._static_arena
+        try:
+            return self._free.pop()
+        except IndexError:
+            return self._new_arena()
+
+    def _give_arena(self, arena: _Arena) -> None:
+        if not self.static:
+            self._free.append(arena)
+
+    # -- running -------------------------------------------------------------------------------
+    def forward(self, inputs: Sequence, is_train: bool, record: bool, monitor=None
+                ) -> tuple[list, Saved | None]:
+        """Run the forward on backend arrays (in the schedule's input order).
+
+        `monitor(step, env)` (optional) is called after every step; it makes the
+        call run step by step.
+        """
+        if self.fwd is None or monitor is not None:
+            return self._forward_interpreted(inputs, is_train, record, monitor)
+        arena = self._take_arena()
+        try:
+            outs, kept = self.fwd.fn(inputs, arena.fwd, is_train)
+        except Exception as exc:
+            self._give_arena(arena)
+            raise self._error(self.fwd, exc) from exc
+        if not record:
+            self._give_arena(arena)
+            return list(outs), None
+        return list(outs), Saved(self, arena, kept, is_train)
+
+    def backward(self, saved: Saved, head_grads: Sequence, retain_graph: bool = False,
+                 out: Sequence | None = None, req: str | Sequence[str] = "write", monitor=None) -> list:
+        """Gradients (one per `sched.grads`) from a recording forward's `saved`.
+
+        With `out` (one array or None per gradient) the gradients are written
+        (`req` "write") or added ("add") into those arrays before the arena is
+        given back, and `out` is returned. Without it, pooled gradients
+        (`pool_grads`) are views of the arena: valid until its next use.
+        """
+        if saved.plan is not self:
+            raise MXNetError("backward() got the saved state of another compiled graph")
+        if saved.consumed:
+            raise MXNetError("the saved activations of this forward were already used by a backward; "
+                             "run forward again or pass retain_graph=True to the first backward")
+        hg = self._head_grads(head_grads)
+        if saved.env is not None or (retain_graph and not self.retain) or monitor is not None:
+            return _deliver(self._backward_interpreted(saved, hg, retain_graph, monitor), out, req)
+        values = list(saved.values)
+        if not self.retain:
+            saved.values = None
+            saved.consumed = True
+        arena = saved.arena
+        try:
+            grads = self.bwd.fn(values, hg, arena.bwd, saved.is_train)
+            return _deliver(grads, out, req)
+        except Exception as exc:
+            raise self._error(self.bwd, exc) from exc
+        finally:
+            if not self.retain:
+                saved.arena = None
+                self._give_arena(arena)
+
+    def _head_grads(self, given: Sequence) -> list:
+        sched = self.sched
+        given = list(given) + [None] * (len(sched.head_grads) - len(given))
+        out = []
+        for h, g in zip(sched.head_grads, given):
+            if h is None:
+                out.append(None)
+                continue
+            if g is None:
+                g = self.xp.zeros(tuple(sched.shapes[h]), dtype=sched.dtypes[h])
+            elif tuple(g.shape) != tuple(sched.shapes[h]):
+                raise ValueError(f"head gradient for {sched.names[h]!r}: expected shape "
+                                 f"{tuple(sched.shapes[h])}, got {tuple(g.shape)}")
+            out.append(g)
+        return out
+
+    # -- the step-by-step path (first call of a signature, monitors, retained backward) ----------
+    def interpret(self, steps: Sequence[tuple[int, Step]], env: dict, is_train: bool,
+                  observe=None, monitor=None) -> None:
+        """Run steps one by one on `env` (entry id -> array); kernels allocate their results."""
+        xp = self.xp
+        for _, st in steps:
+            args = [env[i] for i in st.inputs]
+            try:
+                res = st.op.compute(xp, st.attrs, args, is_train)
+            except Exception as exc:
+                raise step_error(st, [a.shape for a in args], exc) from exc
+            if len(res) != len(st.outputs):
+                raise ExecutionError(f"node {st.name} ({st.op.name}) returned {len(res)} outputs; its "
+                                     f"declaration has {len(st.outputs)}")
+            for e, r in zip(st.outputs, res):
+                env[e] = r
+            if observe is not None:
+                observe(st, args, res)
+            if monitor is not None:
+                monitor(st, env)
+
+    def start_env(self, inputs: Sequence) -> dict:
+        env = dict(self.sched.constants)
+        for e, a in zip(self.sched.inputs, inputs):
+            if e >= 0:
+                env[e] = a
+        return env
+
+    def _forward_interpreted(self, inputs: Sequence, is_train: bool, record: bool, monitor=None):
+        sched = self.sched
+        env = self.start_env(inputs)
+        calib = self._calib
+        self.interpret(list(enumerate(sched.forward_steps)), env, is_train,
+                       observe=None if calib is None else calib.observe, monitor=monitor)
+        outs = [env[e] for e in sched.outputs]
+        if calib is not None:
+            calib.forward_runs += 1
+            # a plan with a backward waits for one (to see its kernels), but not forever
+            if not sched.has_backward or calib.forward_runs >= 2:
+                self._finish_calibration()
+        if not record:
+            return outs, None
+        keep = {e: env[e] for e in self.saved}
+        return outs, Saved(self, None, None, is_train, env=keep)
+
+    def _backward_interpreted(self, saved: Saved, hg: list, retain_graph: bool, monitor=None) -> list:
+        sched = self.sched
+        env = dict(saved.env) if saved.env is not None else dict(zip(self.saved, saved.values))
+        env.update(sched.constants)
+        for h, g in zip(sched.head_grads, hg):
+            if h is not None:
+                env[h] = g
+        calib = self._calib if saved.env is not None else None
+        nf = sched.n_forward
+        self.interpret(list(enumerate(sched.backward_steps, start=nf)), env, saved.is_train,
+                       observe=None if calib is None else calib.observe, monitor=monitor)
+        if not retain_graph and not self.retain:
+            saved.consumed = True
+            if saved.arena is not None:
+                self._give_arena(saved.arena)
+                saved.arena = None
+            saved.env = saved.values = None
+        if calib is not None:
+            self._finish_calibration()
+        return [None if g is None else env[g] for g in sched.grads]
+
+    def _finish_calibration(self) -> None:
+        with self._lock:
+            if self._calib is not None:
+                self._finalize()
+
+    def _error(self, seg: Segment, exc: BaseException) -> BaseException:
+        """An ExecutionError naming the step a generated function failed in."""
+        k = None
+        for frame, lineno in traceback.walk_tb(exc.__traceback__):
+            if frame.f_code.co_filename == seg.filename:
+                k = seg.step_at(lineno)
+        if k is None:
+            return exc
+        st = self.sched.steps[k]
+        return step_error(st, [self.sched.shapes[i] for i in st.inputs], exc)
+
+    # -- inspection ----------------------------------------------------------------------------
+    def memory_plan(self) -> MemoryPlan:
+        return self.memory if self.memory is not None else self.static_memory_plan()
+
+    def memory_stats(self) -> dict:
+        """planned / naive / lower-bound bytes (and the parts of `planned`) of this variant."""
+        plan = self.memory_plan()
+        stats = plan.stats.as_dict()
+        stats["calibrated"] = self.memory is not None
+        return stats
+
+    def describe(self) -> list[str]:
+        """The schedule: one line per step with output shapes, storage ids and in-place marks."""
+        sched, plan = self.sched, self.memory_plan()
+        lines = []
+        for k, st in enumerate(sched.steps):
+            if k == sched.n_forward and k > 0:
+                lines.append("  -- backward --")
+            outs = []
+            for o in st.outputs:
+                sid = plan.storage[o]
+                mark = ""
+                if o in plan.inplace:
+                    mark = f" inplace<-{sched.names[plan.inplace[o]]}"
+                elif plan.root[o] != o:
+                    mark = f" view-of {sched.names[plan.root[o]]}"
+                where = "ext" if sid < 0 else f"{plan.storage_kind[sid]}#{sid}"
+                outs.append(f"{sched.names[o]}{tuple(sched.shapes[o]) if sched.shapes[o] else '?'}@{where}{mark}")
+            lines.append(f"  [{k}] {st.name} ({st.op.name}): " + ", ".join(outs))
+        return lines
+
+
+def _deliver(grads: Sequence, out: Sequence | None, req: str | Sequence[str]) -> list:
+    """The gradients as a list, or written / added into `out` (returned) when given."""
+    if out is None:
+        return list(grads)
+    reqs = [req] * len(grads) if isinstance(req, str) else list(req)
+    for g, dst, r in zip(grads, out, reqs):
+        if dst is None or r == "null":
+            continue
+        if r == "add":
+            if g is not None:
+                dst += g
+        elif r == "write":
+            dst[...] = 0 if g is None else g
+        else:
+            raise ValueError(f"req must be 'write', 'add' or 'null', got {r!r}")
+    return list(out)
+
+
+# -- the public object ------------------------------------------------------------------------
+
+class CompiledGraph:
+    """A graph compiled for repeated calls (see the module docstring)."""
+
+    def __init__(self, heads: Sequence[Entry], input_names: Sequence[str], *, for_training: bool,
+                 ctx: Context, static_alloc: bool = False, passes: bool = True,
+                 wrt: Sequence[str] | None = None, mirror: bool = False, disable: Sequence[str] = (),
+                 pool_grads: bool | None = None):
+        self.heads = list(heads)
+        self.input_names = list(input_names)
+        self.for_training = for_training
+        self.ctx = ctx
+        self.static_alloc = static_alloc
+        self.pool_grads = static_alloc if pool_grads is None else pool_grads
+        self.passes = passes
+        self.mirror = mirror
+        self.disable = tuple(disable)
+        self.wrt = list(self.input_names if wrt is None else wrt)
+        self._wrt_pos = [self.wrt.index(n) if n in self.wrt else None for n in self.input_names]
+        self._plans: dict = {}
+        self._lock = threading.Lock()
+        self.last_plan: Plan | None = None
+
+    def _key(self, inputs: Sequence, is_train: bool, record: bool) -> tuple:
+        return tuple([(a.shape, a.dtype) for a in inputs]), record, is_train
+
+    def plan_for(self, shapes: Sequence, dtypes: Sequence, *, is_train: bool = False,
+                 record: bool = False) -> Plan:
+        """The variant for one signature (built on first request)."""
+        sig = tuple((tuple(s), np.dtype(t)) for s, t in zip(shapes, dtypes))
+        return self._get((sig, bool(record), bool(is_train)))
+
+    def _get(self, key: tuple) -> Plan:
+        plan = self._plans.get(key)
+        if plan is not None:
+            return plan
+        with self._lock:
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._build(key)
+                self._plans[key] = plan
+        return plan
+
+    def _build(self, key: tuple) -> Plan:
+        sig, record, is_train = key
+        shapes = [tuple(s) for s, _ in sig]
+        dtypes = [np.dtype(t) for _, t in sig]
+        training = record or is_train
+        sched, ran = lower(self.heads, self.input_names, shapes, dtypes,
+                           wrt=self.wrt if record else (), passes=self.passes, for_training=training,
+                           mirror=self.mirror and record, disable=self.disable, ctx=self.ctx)
+        return Plan(sched, self.ctx, static=self.static_alloc, pool_grads=self.pool_grads, label="hybrid",
+                    passes_ran=ran)
+
+    def forward(self, inputs: Sequence, is_train: bool = False, record: bool | None = None
+                ) -> tuple[list, Saved | None]:
+        """Outputs (and, when recording, the saved state for `backward`) for backend arrays."""
+        if record is None:
+            record = is_train and self.for_training
+        plan = self._plans.get((tuple([(a.shape, a.dtype) for a in inputs]), record, is_train))
+        if plan is None:
+            plan = self._first_call(inputs, bool(is_train), bool(record))
+        self.last_plan = plan
+        return plan.forward(inputs, is_train, record)
+
+    def _first_call(self, inputs: Sequence, is_train: bool, record: bool) -> Plan:
+        """Check a call the fast path has not seen, and build its variant."""
+        if record and not self.for_training:
+            raise MXNetError("this graph was compiled with for_training=False; it cannot record")
+        if len(inputs) != len(self.input_names):
+            raise ValueError(f"expected {len(self.input_names)} inputs {self.input_names}, got {len(inputs)}")
+        return self._get(self._key(inputs, is_train, record))
+
+    def backward(self, saved: Saved, head_grads: Sequence, retain_graph: bool = False,
+                 out: Sequence | None = None, req: str | Sequence[str] = "write") -> list:
+        """Gradients of the inputs (None for inputs outside `wrt` or without a path).
+
+        `out` (one array or None per input) receives the gradients (`req`: "write",
+        "add" or "null", one string or one per input) and is returned; this is the
+        fast path when gradients are pooled (`pool_grads`, default with static_alloc).
+        """
+        if saved is None:
+            raise MXNetError("backward() needs the saved state of a recording forward (record=True)")
+        if out is not None:
+            if len(out) != len(self.input_names):
+                raise ValueError(f"out has {len(out)} arrays for {len(self.input_names)} inputs")
+            reqs = [req] * len(out) if isinstance(req, str) else list(req)
+            wrt_out = [None] * len(self.wrt)
+            wrt_req = ["null"] * len(self.wrt)
+            for p, dst, r in zip(self._wrt_pos, out, reqs):
+                if p is not None:
+                    wrt_out[p], wrt_req[p] = dst, r
+            saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
+            return list(out)
+        grads = saved.plan.backward(saved, head_grads, retain_graph)
+        return [None if p is None else grads[p] for p in self._wrt_pos]
+
+    def memory_stats(self, plan: Plan | None = None) -> dict:
+        """Bytes of the last variant that ran (planned, naive, lower bound, pooled, dynamic peak)."""
+        plan = plan or self.last_plan
+        if plan is None:
+            raise MXNetError("memory_stats(): no variant has been built yet; call forward first")
+        return plan.memory_stats()
+
+    def debug_str(self, plan: Plan | None = None) -> str:
+        plan = plan or self.last_plan
+        if plan is None:
+            return "CompiledGraph (not run yet)\n"
+        return plan_report(plan)
+
+
+def plan_report(plan: Plan) -> str:
+    """Pass pipeline, schedule and memory totals of one variant, MXNet's debug_str style."""
+    stats = plan.memory_stats()
+    lines = ["Passes: " + (", ".join(plan.passes_ran) if plan.passes_ran else "(none)"),
+             f"Schedule: {plan.sched.n_forward} forward steps, "
+             f"{len(plan.sched.steps) - plan.sched.n_forward} backward steps"]
+    lines += plan.describe()
+    lines.append(f"Total {_mb(stats['planned'])} MB allocated (naive {_mb(stats['naive'])} MB, lower bound "
+                 f"{_mb(stats['lower_bound'])} MB; bytes {stats['planned']} / {stats['naive']} / "
+                 f"{stats['lower_bound']})")
+    return "\n".join(lines) + "\n"
+
+
+def _mb(nbytes: int) -> str:
+    return f"{nbytes / 2 ** 20:.4f}".rstrip("0").rstrip(".")
+
+
+def compile_graph(heads: Sequence[Entry], input_names: Sequence[str], *, for_training: bool,
+                  shapes: Sequence | None = None, dtypes: Sequence | None = None, ctx: Context | None = None,
+                  static_alloc: bool = False, passes: bool = True, wrt: Sequence[str] | None = None,
+                  mirror: bool = False, disable: Sequence[str] = (), pool_grads: bool | None = None
+                  ) -> CompiledGraph:
+    """Compile `heads` (graph entries) taking `input_names` variables as inputs.
+
+    `shapes` / `dtypes` (optional) pre-build the variant of that signature so the
+    first call does not pay for lowering; other signatures are built on demand.
+    """
+    cg = CompiledGraph(heads, input_names, for_training=for_training, ctx=ctx or Context("cpu"),
+                       static_alloc=static_alloc, passes=passes, wrt=wrt, mirror=mirror, disable=disable,
+                       pool_grads=pool_grads)
+    if shapes is not None and dtypes is not None and all(s is not None for s in shapes):
+        cg.last_plan = cg.plan_for(shapes, dtypes, is_train=False, record=False)
+    return cg
