@@ -1,9 +1,11 @@
 """Pooling (MXNet 1.9.1 semantics): max, avg, sum and Lp pooling in 1-D, 2-D and 3-D.
 
-Windows are strided slices of the padded input, one per kernel offset: the
-forward reduces K = prod(kernel) slices (small) into the output and the
-backward scatters the output gradient back through the same slices, so no
-Python loop runs over pixels or batch.
+Windows are strided slices of the input, one per kernel offset, clipped to the
+input (padding adds nothing to a max or a sum, so no padded copy is made): the
+forward reduces one spatial dim at a time (max and sum are separable: k - 1
+elementwise ops per dim instead of prod(kernel) - 1 over the output; global
+pooling is one reduction) and the backward scatters the output gradient back
+through the per-offset slices, so no Python loop runs over pixels or batch.
 
 Window geometry follows MXNet's CPU kernels (pool.h): a window starts at
 `o*stride - pad`; for avg pooling its divisor is the window clipped to
@@ -22,13 +24,15 @@ clipped window sizes).
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, AutogradError, ShapeError
 from ..registry import merge_shape, register, same_type
-from .conv import (check_layout, from_cf, from_cf_shape, given_attrs, is_channel_last, offset_slices,
-                   kernel_offsets, pad_spatial, spatial_tuple, to_cf, to_cf_shape)
+from .conv import (check_layout, from_cf, from_cf_shape, given_attrs, is_channel_last, spatial_tuple, to_cf,
+                   to_cf_shape)
 
 Shape = tuple
 
@@ -166,59 +170,161 @@ def _signed_root(xp, s, p: int):
     return (s ** (1.0 / p)).astype(s.dtype, copy=False)
 
 
-def _pad_for(xp, a: Attrs, x, geo: PoolGeometry):
-    fill = _lowest(x.dtype) if a.pool_type == "max" else 0
-    return pad_spatial(xp, x, geo.pad_lo, geo.pad_hi, fill)
+def _along(axis: int, ndim: int, sl: slice) -> tuple:
+    return (slice(None),) * axis + (sl,) + (slice(None),) * (ndim - axis - 1)
+
+
+def _window_taps(n_in: int, n_out: int, k: int, s: int, lo: int):
+    """(first output, end output, first input) of each kernel tap along one dim, clipped to
+    the outputs whose tap lies inside the input (padding contributes nothing)."""
+    for t in range(k):
+        o0 = max(0, -(-(lo - t) // s))
+        o1 = min(n_out, (n_in - 1 + lo - t) // s + 1)
+        if o1 > o0:
+            yield o0, o1, o0 * s - lo + t
+
+
+def _reduce_dim(xp, x, axis: int, k: int, s: int, lo: int, n_out: int, is_max: bool, fill):
+    """Max or sum over the windows of one spatial dim (window o starts at o*s - lo), from
+    strided slices of the unpadded input: k - 1 elementwise ops over the reduced array."""
+    n_in, nd = x.shape[axis], x.ndim
+    if n_out == 1 and lo == 0 and k >= n_in:          # one window over the whole dim
+        return x.max(axis=axis, keepdims=True) if is_max else x.sum(axis=axis, keepdims=True, dtype=x.dtype)
+    op = xp.maximum if is_max else xp.add
+    taps = list(_window_taps(n_in, n_out, k, s, lo))
+    part = [x[_along(axis, nd, slice(i0, i0 + (o1 - o0 - 1) * s + 1, s))] for o0, o1, i0 in taps]
+    full = [j for j, (o0, o1, _) in enumerate(taps) if o0 == 0 and o1 == n_out]
+    if len(full) >= 2:
+        out = op(part[full[0]], part[full[1]])
+        done = set(full[:2])
+    elif full:
+        out = part[full[0]].copy()
+        done = {full[0]}
+    else:
+        shape = x.shape[:axis] + (n_out,) + x.shape[axis + 1:]
+        out = xp.full(shape, fill, dtype=x.dtype)
+        done = set()
+    for j, (o0, o1, _) in enumerate(taps):
+        if j not in done:
+            dst = out[_along(axis, nd, slice(o0, o1))]
+            op(dst, part[j], out=dst)
+    return out
 
 
 def pool_forward(xp, a: Attrs, x, geo: PoolGeometry):
-    """Channel-first pooling of x (N, C, *in) -> (N, C, *out)."""
-    xpad = _pad_for(xp, a, x, geo)
-    if a.pool_type == "lp":
-        xpad = _signed_power(xp, xpad, a.p_value)
-    out = None
-    reduce = xp.maximum if a.pool_type == "max" else xp.add
-    for _, off in kernel_offsets(geo.kernel, (1,) * len(geo.kernel)):
-        part = xpad[offset_slices(off, geo.stride, geo.out_sp)]
-        if out is None:
-            out = part.copy()
-        else:
-            reduce(out, part, out=out)
+    """Channel-first pooling of x (N, C, *in) -> (N, C, *out): max and sum are separable, so
+    each spatial dim is reduced in turn (no padded copy; windows are clipped to the input,
+    the padding adding nothing), then avg divides and Lp takes the root."""
+    is_max = a.pool_type == "max"
+    out = _signed_power(xp, x, a.p_value) if a.pool_type == "lp" else x
+    fill = _lowest(x.dtype) if is_max else 0
+    axes = tuple(range(2, x.ndim))
+    if all(o == 1 and lo == 0 and k >= n for o, lo, k, n in zip(geo.out_sp, geo.pad_lo, geo.kernel, geo.in_sp)):
+        # global pooling: one reduction over every spatial axis
+        red = out.max(axis=axes, keepdims=True) if is_max else out.sum(axis=axes, keepdims=True, dtype=out.dtype)
+        return _finish(xp, a, geo, red)
+    for d in range(len(geo.kernel)):
+        out = _reduce_dim(xp, out, 2 + d, geo.kernel[d], geo.stride[d], geo.pad_lo[d], geo.out_sp[d],
+                          is_max, fill)
+    if out is x:
+        out = out.copy()
+    return _finish(xp, a, geo, out)
+
+
+def _finish(xp, a: Attrs, geo: PoolGeometry, out):
+    """avg's division by the window sizes, Lp's root; a contiguous result."""
     if a.pool_type == "avg":
         div = geo.divisor(a.count_include_pad is not False)
         out /= xp.asarray(div.astype(out.dtype))
     elif a.pool_type == "lp":
         out = _signed_root(xp, out, a.p_value)
-    return out
+    return xp.ascontiguousarray(out)
+
+
+def _clipped_taps(geo: PoolGeometry):
+    """(output index, first input, count) of every kernel offset in row-major order, each
+    clipped to the outputs whose tap lies inside the input (per spatial dim: first input
+    element and number of outputs); offsets wholly in the padding are skipped."""
+    per_dim = [list(_window_taps(n, o, k, s, lo))
+               for n, o, k, s, lo in zip(geo.in_sp, geo.out_sp, geo.kernel, geo.stride, geo.pad_lo)]
+    lead = (slice(None), slice(None))
+    for combo in itertools.product(*per_dim):
+        yield (lead + tuple(slice(o0, o1) for o0, o1, _ in combo),
+               tuple(i0 for _, _, i0 in combo), tuple(o1 - o0 for o0, o1, _ in combo))
+
+
+class _Phases:
+    """An input-shaped array split by stride phase: element i of a dim with stride s lives in
+    phase i % s at i // s, so each kernel offset's strided slice is a contiguous slice of one
+    phase (strided elementwise ops are several times slower in numpy)."""
+
+    def __init__(self, xp, shape: tuple, stride: tuple, dtype, src=None):
+        self.stride = stride
+        self.keys = list(itertools.product(*(range(s) for s in stride)))
+        self.parts = {}
+        for key in self.keys:
+            idx = self._lattice(key)
+            if src is not None:
+                self.parts[key] = xp.ascontiguousarray(src[idx])
+            else:
+                sub = tuple(len(range(p, n, s)) for p, n, s in zip(key, shape[2:], stride))
+                self.parts[key] = xp.zeros(shape[:2] + sub, dtype=dtype)
+
+    def _lattice(self, key: tuple) -> tuple:
+        return (slice(None), slice(None)) + tuple(slice(p, None, s) for p, s in zip(key, self.stride))
+
+    def slice(self, first: tuple, count: tuple):
+        key = tuple(f % s for f, s in zip(first, self.stride))
+        return self.parts[key][(slice(None), slice(None)) + tuple(
+            slice(f // s, f // s + c) for f, s, c in zip(first, self.stride, count))]
+
+    def gather(self, out) -> None:
+        """Write the phases back into an input-shaped array."""
+        for key in self.keys:
+            out[self._lattice(key)] = self.parts[key]
 
 
 def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
-    """Gradient of pool_forward with respect to x, given the head gradient g and output y."""
-    offsets = list(kernel_offsets(geo.kernel, (1,) * len(geo.kernel)))
-    xpad = _pad_for(xp, a, x, geo)
-    dpad = xp.zeros(xpad.shape, dtype=g.dtype)
+    """Gradient of pool_forward with respect to x, given the head gradient g and output y:
+    per kernel offset, one scatter-add of the outputs' gradient into the offset's slice of
+    the input (for max pooling only where the offset holds the window's first maximum),
+    with the input split by stride phase so that every slice is contiguous."""
+    dx = _Phases(xp, x.shape, geo.stride, g.dtype)
+    taps = list(_clipped_taps(geo))
     if a.pool_type == "max":
-        taken = xp.zeros(g.shape, dtype=bool)
-        for _, off in offsets:
-            idx = offset_slices(off, geo.stride, geo.out_sp)
-            hit = (xpad[idx] == y) & ~taken
-            dpad[idx] += xp.where(hit, g, 0)
-            taken |= hit
+        xs = _Phases(xp, x.shape, geo.stride, x.dtype, src=x)
+        open_ = xp.ones(y.shape, dtype=bool)      # windows whose maximum is not found yet
+        hit = xp.empty(y.shape, dtype=bool)
+        tmp = xp.empty(g.shape, dtype=g.dtype)
+        for o_idx, first, count in taps:
+            h, t, op = hit[o_idx], tmp[o_idx], open_[o_idx]
+            xp.equal(xs.slice(first, count), y[o_idx], out=h)
+            xp.logical_and(h, op, out=h)
+            xp.logical_xor(op, h, out=op)
+            xp.multiply(g[o_idx], h, out=t)
+            dst = dx.slice(first, count)
+            dst += t
     else:
+        scale = g
         if a.pool_type == "avg":
             scale = g / xp.asarray(geo.divisor(a.count_include_pad is not False).astype(g.dtype))
-        else:
-            scale = g
-        for _, off in offsets:
-            idx = offset_slices(off, geo.stride, geo.out_sp)
-            if a.pool_type == "lp" and a.p_value > 1:
-                safe = xp.where(y == 0, 1, y)
-                ratio = (xpad[idx] / safe) ** (a.p_value - 1)
-                dpad[idx] += xp.where(y == 0, 0, scale * ratio)
+        lp = a.pool_type == "lp" and a.p_value > 1
+        if lp:
+            xs = _Phases(xp, x.shape, geo.stride, x.dtype, src=x)
+            zero = y == 0
+            safe = xp.where(zero, 1, y)
+        for o_idx, first, count in taps:
+            dst = dx.slice(first, count)
+            if lp:
+                ratio = (xs.slice(first, count) / safe[o_idx]) ** (a.p_value - 1)
+                dst += xp.where(zero[o_idx], 0, scale[o_idx] * ratio)
             else:
-                dpad[idx] += scale
-    crop = (slice(None), slice(None)) + tuple(slice(lo, lo + n) for lo, n in zip(geo.pad_lo, geo.in_sp))
-    return xp.ascontiguousarray(dpad[crop])
+                dst += scale[o_idx]
+    if len(dx.keys) == 1:
+        return dx.parts[dx.keys[0]]
+    out = xp.empty(x.shape, dtype=g.dtype)
+    dx.gather(out)
+    return out
 
 
 def has_workspace(a: Attrs) -> bool:

@@ -1,0 +1,670 @@
+"""Convolution (MXNet 1.9.1 semantics), 1-D, 2-D and 3-D, and the GEMM kernels
+and geometry helpers shared with Deconvolution (deconv.py), pool.py and
+spatial.py.
+
+Kernels (no Python loop over pixels, channels or groups; loops only over chunks of
+images/rows, kernel taps or Winograd's 4x4 transform entries):
+
+* im2col: columns (C, *kernel, N, *out) copied from a strided window view of the
+  padded input, input channels outermost so groups are a free reshape to
+  (G, C/G*K, N*P); one (batched-over-groups) matmul `W (G, O/G, C/G*K) @ cols`,
+  whose (O, N, *out) result goes to the (N, O, *out) output with the bias added in
+  the same pass (into the planner's `out=` buffer when it gives one);
+* stride 1 (`FlatGrid`): the input laid out on a grid whose rows are widened by
+  the padding makes the column matrix a strided view with long contiguous runs --
+  one fast copy -- at the cost of computing the (few) row-tail positions;
+* 3x3 stride 1 with enough channels: Winograd F(2x2, 3x3), 16 GEMMs with 2.25x
+  fewer multiplies than im2col, transforms as adds over contiguous channel vectors;
+* 1x1: the GEMM straight on the input; depthwise (one input channel per group):
+  a multiply-add per kernel tap over strided slices;
+* weight gradient: `cols @ ograd^T` (chunked on the FlatGrid for stride 1); data
+  gradient: for stride 1 a convolution with the flipped, transposed weight (so the
+  fast forward kernels serve), else `W^T @ ograd` and col2im, which loops only over
+  the kernel offsets.
+
+Work is chunked so a chunk's column matrix stays in the CPU caches when numpy's BLAS
+runs single-threaded; a threaded BLAS pays a synchronisation per call, so it gets
+few, large GEMMs instead (`THREADED_BLAS`).
+
+Deconvolution (deconv.py) is the adjoint of Convolution and reuses these
+kernels. Channel-last layouts (NWC/NHWC/NDHWC) are computed by transposing to
+channel-first and back (MXNet 1.9.1 runs them only on GPU).
+
+Deliberate differences from MXNet 1.9.1: 3-D dilation runs on CPU (MXNet
+refuses it without cuDNN).
+"""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+
+from ..attrs import Attrs
+from ..errors import AttrError, ShapeError
+
+Shape = tuple
+
+_CHANNEL_LAST = {"NWC", "NHWC", "NDHWC"}
+_LAYOUTS = {1: ("NCW", "NWC"), 2: ("NCHW", "NHWC"), 3: ("NCDHW", "NDHWC")}
+
+
+# ---------------------------------------------------------------------------
+# geometry helpers (shared with pool.py and spatial.py)
+
+
+def prod(dims) -> int:
+    """Product of a sequence of ints (1 for an empty one)."""
+    out = 1
+    for d in dims:
+        out *= int(d)
+    return out
+
+
+def given_attrs(a: Attrs) -> dict:
+    """The attributes a call gave (MXNet strings), without hidden `__x__` ones."""
+    return {k: v for k, v in a.given.items() if not (k.startswith("__") and k.endswith("__"))}
+
+
+def spatial_tuple(op: str, name: str, value: tuple, nsp: int, default: int, low: int) -> tuple:
+    """An attribute tuple per spatial dim (empty = `default`), validated against `low`."""
+    if not value:
+        return (default,) * nsp
+    value = tuple(int(v) for v in value)
+    if len(value) != nsp:
+        raise AttrError(f"operator {op}: attribute {name!r} must have {nsp} entries like the kernel, "
+                        f"got {value}")
+    if any(v < low for v in value):
+        raise AttrError(f"operator {op}: attribute {name!r} entries must be >= {low}, got {value}")
+    return value
+
+
+def is_channel_last(layout: str | None) -> bool:
+    return layout in _CHANNEL_LAST
+
+
+def check_layout(op: str, layout: str | None, ndim: int) -> None:
+    """The layout (if given) must match the data's number of dimensions."""
+    if layout is not None and layout not in _LAYOUTS.get(ndim - 2, ()):
+        raise ShapeError(f"operator {op}: layout {layout} does not fit {ndim}-D data; expected one of "
+                         f"{list(_LAYOUTS.get(ndim - 2, ()))}")
+
+
+def to_cf_shape(shape: Shape, channel_last: bool) -> Shape:
+    """(N, *sp, C) -> (N, C, *sp) when channel-last, else unchanged."""
+    if not channel_last:
+        return tuple(shape)
+    return (shape[0], shape[-1], *shape[1:-1])
+
+
+def from_cf_shape(shape: Shape, channel_last: bool) -> Shape:
+    """(N, C, *sp) -> (N, *sp, C) when channel-last, else unchanged."""
+    if not channel_last:
+        return tuple(shape)
+    return (shape[0], *shape[2:], shape[1])
+
+
+def to_cf(x, channel_last: bool):
+    """A channel-last array as a channel-first view."""
+    return x if not channel_last else x.transpose(0, x.ndim - 1, *range(1, x.ndim - 1))
+
+
+def from_cf(xp, x, channel_last: bool):
+    """A channel-first array back in channel-last layout (contiguous copy)."""
+    return x if not channel_last else xp.ascontiguousarray(x.transpose(0, *range(2, x.ndim), 1))
+
+
+def pad_spatial(xp, x, lo: tuple, hi: tuple, value: float = 0.0):
+    """Pad the spatial dims (2..) of a channel-first array by `lo` before and `hi` after."""
+    if not any(lo) and not any(hi):
+        return x
+    shape = x.shape[:2] + tuple(s + b + e for s, b, e in zip(x.shape[2:], lo, hi))
+    out = xp.full(shape, value, dtype=x.dtype) if value != 0 else xp.zeros(shape, dtype=x.dtype)
+    out[(slice(None), slice(None)) + tuple(slice(b, b + s) for b, s in zip(lo, x.shape[2:]))] = x
+    return out
+
+
+def offset_slices(offset: tuple, stride: tuple, out_sp: tuple) -> tuple:
+    """Index of the input elements that kernel offset `offset` (already times dilation)
+    touches for every output position."""
+    return (slice(None), slice(None)) + tuple(
+        slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offset, stride, out_sp))
+
+
+def kernel_offsets(kernel: tuple, dilate: tuple):
+    """Every kernel tap as (tap index tuple, input offset tuple), in row-major order."""
+    for idx in itertools.product(*(range(k) for k in kernel)):
+        yield idx, tuple(i * d for i, d in zip(idx, dilate))
+
+
+def window_view(xp, x, out_sp: tuple, kernel: tuple, stride: tuple, dilate: tuple):
+    """Strided view (N, C, *out, *kernel) of a channel-first array's sliding windows."""
+    st = x.strides
+    n = len(kernel)
+    shape = tuple(x.shape[:2]) + tuple(out_sp) + tuple(kernel)
+    strides = tuple(st[:2]) + tuple(st[2 + i] * stride[i] for i in range(n)) + \
+        tuple(st[2 + i] * dilate[i] for i in range(n))
+    return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
+
+
+# ---------------------------------------------------------------------------
+# GEMM kernels (channel-first; all shapes already validated)
+
+def _blas_threads() -> int:
+    """Threads numpy's BLAS may use (numpy has no API for it; OpenBLAS and OpenMP read these)."""
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        value = os.environ.get(var, "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return os.cpu_count() or 1
+
+
+#: a threaded BLAS synchronises its threads on every call, which costs dearly on small
+#: GEMMs (and on a busy machine, where a thread waits for its core): then the kernels make
+#: few, large GEMM calls; a single-threaded one gains from cache-sized chunks instead
+THREADED_BLAS = _blas_threads() > 1
+
+#: bytes of the column matrix built and multiplied per chunk (numpy; cupy takes one chunk):
+#: cache-sized for a single-threaded BLAS, so that the copy, the GEMM and the epilogue of a
+#: chunk run in the CPU caches
+CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (4 << 20)
+
+
+class Geometry:
+    """Kernel, stride, dilation and (symmetric) padding of one convolution."""
+
+    __slots__ = ("kernel", "stride", "dilate", "pad", "groups")
+
+    def __init__(self, kernel: tuple, stride: tuple, dilate: tuple, pad: tuple, groups: int):
+        self.kernel, self.stride, self.dilate, self.pad, self.groups = kernel, stride, dilate, pad, groups
+
+    def out_size(self, in_sp: tuple) -> tuple:
+        return tuple((x + 2 * p - (d * (k - 1) + 1)) // s + 1
+                     for x, p, k, s, d in zip(in_sp, self.pad, self.kernel, self.stride, self.dilate))
+
+    def extent(self) -> tuple:
+        """The dilated kernel's size per spatial dim."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilate))
+
+
+def _chunk_limit(xp, bytes_per_item: int) -> int:
+    """How many items (images, rows) of `bytes_per_item` one chunk holds (>= 1)."""
+    if xp is not np:
+        return 1 << 62
+    return max(1, CHUNK_BYTES // max(1, bytes_per_item))
+
+
+def _store(xp, dst, src, b, axis: int = 1) -> None:
+    """dst = src, plus the bias b along channel axis `axis` when given (one pass)."""
+    if b is None:
+        dst[...] = src
+    else:
+        xp.add(src, b.reshape((-1,) + (1,) * (dst.ndim - axis - 1)), out=dst)
+
+
+def _im2col(xp, x, geo: Geometry, out_sp: tuple):
+    """Columns (G, C/G*K, N*P) of a channel-first input, contiguous (layout (C, *kernel, N, *out))."""
+    n, c = x.shape[:2]
+    xpad = pad_spatial(xp, x, geo.pad, geo.pad)
+    win = window_view(xp, xpad, out_sp, geo.kernel, geo.stride, geo.dilate)
+    nsp = len(geo.kernel)
+    perm = (1, *range(2 + nsp, 2 + 2 * nsp), 0, *range(2, 2 + nsp))
+    cols = xp.ascontiguousarray(win.transpose(perm))
+    return cols.reshape(geo.groups, c // geo.groups * prod(geo.kernel), n * prod(out_sp))
+
+
+def _col2im(xp, cols, x_shape: tuple, geo: Geometry, out_sp: tuple):
+    """Sum columns (C, *kernel, N, *out) back into an array of `x_shape` (adjoint of im2col)."""
+    n, c = x_shape[:2]
+    padded = (n, c) + tuple(s + 2 * p for s, p in zip(x_shape[2:], geo.pad))
+    out = xp.zeros(padded, dtype=cols.dtype)
+    cols = cols.reshape((c, *geo.kernel, n, *out_sp))
+    for idx, off in kernel_offsets(geo.kernel, geo.dilate):
+        out[offset_slices(off, geo.stride, out_sp)] += cols[(slice(None), *idx)].swapaxes(0, 1)
+    if any(geo.pad):
+        out = out[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))]
+        out = xp.ascontiguousarray(out)
+    return out
+
+
+def _ograd_rows(xp, g, groups: int):
+    """Output-shaped (N, O, *out) array as contiguous (G, O/G, N*P) rows."""
+    n, o = g.shape[:2]
+    g3 = g.reshape(n, groups, o // groups, -1)
+    return xp.ascontiguousarray(g3.transpose(1, 2, 0, 3)).reshape(groups, o // groups, -1)
+
+
+def _is_pointwise(geo: Geometry) -> bool:
+    return all(k == 1 for k in geo.kernel) and not any(geo.pad) and geo.groups == 1
+
+
+def _is_depthwise(geo: Geometry, channels: int) -> bool:
+    """One input channel per group (MobileNet's depthwise convolutions)."""
+    return geo.groups > 1 and channels == geo.groups
+
+
+class FlatGrid:
+    """Stride-1 convolution as ONE copy and ONE GEMM per chunk, without per-pixel gathers.
+
+    The input is laid out channel-major on a grid (C, N, *rows) whose rows are wider than
+    the image by the padding (`rows[d] = max(in[d] + pad[d], out[d])`), zero outside the
+    image, flattened, with `front` zeros before it. Output grid position q (same grid)
+    reads input flat index q + sum((t[d] * dilate[d] - pad[d]) * S[d]) for kernel tap t:
+    taps outside the image land in the zero margins (a negative offset wraps into the
+    previous row's tail, which is zero since rows[d] - pad[d] >= in[d]). So the column
+    matrix of grid positions [q0, q0 + m) is a strided view of the flat input whose
+    innermost runs are contiguous and m long: one fast copy. Grid positions outside the
+    output (the row tails) are computed and dropped.
+    """
+
+    def __init__(self, geo: Geometry, in_sp: tuple, out_sp: tuple):
+        self.geo, self.in_sp, self.out_sp = geo, tuple(in_sp), tuple(out_sp)
+        self.rows = tuple(max(i + p, o) for i, p, o in zip(in_sp, geo.pad, out_sp))
+        strides = [1]
+        for r in reversed(self.rows[1:]):
+            strides.insert(0, strides[0] * r)
+        self.steps = tuple(strides)                     # element stride of each spatial dim
+        self.image = prod(self.rows)
+        self.front = sum(p * s for p, s in zip(geo.pad, self.steps))
+        reach = sum((e - 1) * s for e, s in zip(geo.extent(), self.steps))
+        self.back = max(0, reach - self.front)
+
+    def waste(self) -> float:
+        """Grid positions computed per output position."""
+        return self.image / max(1, prod(self.out_sp))
+
+    def flatten(self, xp, x):
+        """(C, front + N * image + back) zero-margined copy of x (N, C, *in)."""
+        n, c = x.shape[:2]
+        flat = xp.empty((c, self.front + n * self.image + self.back), dtype=x.dtype)
+        flat[:, :self.front] = 0
+        flat[:, self.front + n * self.image:] = 0
+        grid = flat[:, self.front:self.front + n * self.image].reshape((c, n) + self.rows)
+        nsp = len(self.rows)
+        for d in range(nsp):
+            if self.rows[d] > self.in_sp[d]:
+                grid[(slice(None),) * (2 + d) + (slice(self.in_sp[d], None),)] = 0
+        inside = (slice(None), slice(None)) + tuple(slice(0, s) for s in self.in_sp)
+        grid[inside] = x.swapaxes(0, 1)
+        return flat
+
+    def columns(self, xp, flat, q0: int, m: int, buf):
+        """Column matrix (C * K, m) of grid positions [q0, q0 + m), copied into `buf`."""
+        geo = self.geo
+        isz = flat.itemsize
+        shape = (flat.shape[0], *geo.kernel, m)
+        strides = (flat.strides[0], *(d * s * isz for d, s in zip(geo.dilate, self.steps)), isz)
+        view = xp.lib.stride_tricks.as_strided(flat[:, q0:], shape=shape, strides=strides)
+        cols = buf[:prod(shape)].reshape(shape)
+        cols[...] = view
+        return cols.reshape(-1, m)
+
+    def chunks(self, xp, n: int, bytes_per_pos: int):
+        """(image, row0, row1, q0, m) chunks: whole images (row0 = None) when an image fits a
+        chunk, else blocks of valid outer rows of one image."""
+        row = self.steps[0]
+        if xp is not np or self.image * bytes_per_pos <= CHUNK_BYTES:
+            per = _chunk_limit(xp, self.image * bytes_per_pos)
+            for n0 in range(0, n, per):
+                n1 = min(n, n0 + per)
+                yield (n0, n1), None, n0 * self.image, (n1 - n0) * self.image
+            return
+        per = _chunk_limit(xp, row * bytes_per_pos)
+        for i in range(n):
+            for y0 in range(0, self.out_sp[0], per):
+                y1 = min(self.out_sp[0], y0 + per)
+                yield (i, i + 1), (y0, y1), i * self.image + y0 * row, (y1 - y0) * row
+
+    def valid(self, res, ims: tuple, rows):
+        """The output positions of a chunk's (O, m) result, as (N', O, *out) or (O, rows, *out[1:])."""
+        o = res.shape[0]
+        if rows is None:
+            grid = res.reshape((o, ims[1] - ims[0]) + self.rows)
+            return grid[(slice(None), slice(None)) + tuple(slice(0, s) for s in self.out_sp)].swapaxes(0, 1)
+        grid = res.reshape((o, rows[1] - rows[0]) + self.rows[1:])
+        return grid[(slice(None), slice(None)) + tuple(slice(0, s) for s in self.out_sp[1:])]
+
+
+def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid) -> None:
+    """Stride-1 convolution into `out` by FlatGrid chunks (any kernel, dilation, groups)."""
+    n, c = x.shape[:2]
+    o, g = w.shape[0], geo.groups
+    kk = c * prod(geo.kernel)
+    w3 = w.reshape(g, o // g, kk // g)
+    flat = grid.flatten(xp, x)
+    spans = list(grid.chunks(xp, n, kk * out.itemsize))
+    most = max(m for *_, m in spans)
+    buf = xp.empty(kk * most, dtype=x.dtype)
+    rbuf = xp.empty(o * most, dtype=out.dtype)
+    for ims, rows, q0, m in spans:
+        cols = grid.columns(xp, flat, q0, m, buf).reshape(g, kk // g, m)
+        res = rbuf[:o * m].reshape(g, o // g, m)
+        xp.matmul(w3, cols, out=res)
+        dst = out[ims[0]:ims[1]] if rows is None else out[ims[0], :, rows[0]:rows[1]]
+        _store(xp, dst, grid.valid(res.reshape(o, m), ims, rows), b, 1 if rows is None else 0)
+
+
+def _im2col_forward(xp, x, w, b, geo: Geometry, out) -> None:
+    """Any convolution into `out` by im2col GEMMs, chunked over images."""
+    n, c = x.shape[:2]
+    o, g = w.shape[0], geo.groups
+    out_sp = out.shape[2:]
+    kk = c * prod(geo.kernel)
+    w3 = w.reshape(g, o // g, kk // g)
+    per = _chunk_limit(xp, kk * prod(out_sp) * x.itemsize)
+    for n0 in range(0, n, per):
+        n1 = min(n, n0 + per)
+        cols = _im2col(xp, x[n0:n1], geo, out_sp)
+        res = xp.matmul(w3, cols).reshape((o, n1 - n0) + tuple(out_sp))
+        _store(xp, out[n0:n1], res.swapaxes(0, 1), b)
+
+
+def _pointwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
+    """1x1 convolution (any stride, no padding): a GEMM per image, or one over the batch
+    when images are small (few positions make poor per-image GEMMs)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    xs = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in geo.stride)]
+    p = prod(out.shape[2:])
+    w2 = w.reshape(o, c)
+    out3 = out.reshape(n, o, p)
+    if p >= 1024 or n == 1:
+        # BLAS needs contiguous operands (numpy falls back to a slow loop otherwise)
+        xp.matmul(w2, xp.ascontiguousarray(xs).reshape(n, c, p), out=out3)
+        if b is not None:
+            out3 += b.reshape(1, o, 1)
+        return
+    cols = xp.ascontiguousarray(xs.swapaxes(0, 1)).reshape(c, n * p)
+    res = xp.matmul(w2, cols).reshape(o, n, p)
+    _store(xp, out3, res.swapaxes(0, 1), b)
+
+
+def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
+    """One input channel per group: a multiply-add per kernel tap over strided slices of the
+    padded input (no GEMM, no loop over channels), chunked over images."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    mult = o // c
+    out_sp = tuple(out.shape[2:])
+    nsp = len(out_sp)
+    wt = w.reshape(c, mult, -1)
+    bcast = (1, c, mult) + (1,) * nsp
+    per = _chunk_limit(xp, 3 * c * mult * prod(out_sp) * out.itemsize)
+    for n0 in range(0, n, per):
+        n1 = min(n, n0 + per)
+        xpad = pad_spatial(xp, x[n0:n1], geo.pad, geo.pad)
+        acc = out[n0:n1].reshape((n1 - n0, c, mult) + out_sp)
+        tmp = xp.empty_like(acc)
+        for t, (_, off) in enumerate(kernel_offsets(geo.kernel, geo.dilate)):
+            part = xpad[offset_slices(off, geo.stride, out_sp)][:, :, None]
+            wk = wt[:, :, t].reshape(bcast)
+            if t == 0:
+                xp.multiply(part, wk, out=acc)
+            else:
+                xp.multiply(part, wk, out=tmp)
+                acc += tmp
+        if b is not None:
+            acc += b.reshape(bcast)
+
+
+def conv_forward(xp, x, w, b, geo: Geometry, out=None):
+    """Channel-first convolution: (N, C, *in) x (O, C/G, *k) -> (N, O, *out), written into
+    `out` when given (a contiguous array of that shape)."""
+    n, c = x.shape[:2]
+    o = w.shape[0]
+    out_sp = geo.out_size(x.shape[2:])
+    if out is None:
+        out = xp.empty((n, o, *out_sp), dtype=xp.result_type(x.dtype, w.dtype))
+    if out.size == 0:
+        return out
+    if c == 0:
+        out[...] = 0 if b is None else b.reshape((o,) + (1,) * len(out_sp))
+        return out
+    if _is_pointwise(geo):
+        _pointwise_forward(xp, x, w, b, geo, out)
+    elif _is_depthwise(geo, c):
+        _depthwise_forward(xp, x, w, b, geo, out)
+    elif _use_winograd(xp, x, w, geo, out_sp):
+        _winograd_forward(xp, x, w, b, geo, out)
+    else:
+        grid = _flat_grid(geo, x.shape[2:], out_sp)
+        if grid is not None:
+            _flat_forward(xp, x, w, b, geo, out, grid)
+        else:
+            _im2col_forward(xp, x, w, b, geo, out)
+    return out
+
+
+#: most grid positions per output position for which FlatGrid beats im2col
+MAX_FLAT_WASTE = 1.1
+
+
+def _flat_grid(geo: Geometry, in_sp: tuple, out_sp: tuple) -> FlatGrid | None:
+    """The FlatGrid of a stride-1 convolution whose row tails waste little, else None."""
+    if any(s != 1 for s in geo.stride):
+        return None
+    grid = FlatGrid(geo, in_sp, out_sp)
+    return grid if grid.waste() <= MAX_FLAT_WASTE else None
+
+
+# -- Winograd F(2x2, 3x3)
+
+#: Winograd's weight transform G (4x3); its input transform B^T and output transform A^T are
+#: written out as the adds and subtracts in _winograd_input / _winograd_output
+_WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+#: a chunk of images holds at least this many tiles (smaller GEMMs run poorly; a threaded
+#: BLAS takes the whole batch at once) ...
+WINO_MIN_CHUNK_TILES = (1 << 40) if THREADED_BLAS else 768
+#: ... or as many images as fit this many bytes of transformed input (16 x C x tiles)
+WINO_CHUNK_BYTES = 4 << 20
+#: smallest channel count worth the transforms (a threaded BLAS runs the (tiles, C) x (C, O)
+#: GEMMs of few channels poorly)
+WINO_MIN_CHANNELS = 128 if THREADED_BLAS else 16
+
+
+def _use_winograd(xp, x, w, geo: Geometry, out_sp: tuple) -> bool:
+    """Winograd F(2x2, 3x3) (2.25x fewer multiplies) for 3x3, stride-1, undilated, ungrouped 2-D
+    float32/float64 convolutions (float16 would lose accuracy in the transforms) with enough
+    channels, and at least as many 2x2 output tiles as channels (the weight transform,
+    O x C x 16, must stay small next to the tiles' work)."""
+    if geo.kernel != (3, 3) or geo.stride != (1, 1) or geo.dilate != (1, 1) or geo.groups != 1:
+        return False
+    if x.dtype not in (np.float32, np.float64) or w.dtype != x.dtype:
+        return False
+    c, o = x.shape[1], w.shape[0]
+    tiles = x.shape[0] * ((out_sp[0] + 1) // 2) * ((out_sp[1] + 1) // 2)
+    return min(c, o) >= WINO_MIN_CHANNELS and tiles >= max(c, o)
+
+
+def _winograd_weight(xp, w):
+    """U (16, C, O) = G w G^T for every (output, input) channel pair: one small GEMM."""
+    o, c = w.shape[:2]
+    gg = xp.asarray(np.kron(_WINO_G, _WINO_G).astype(w.dtype))    # (16, 9)
+    u = xp.matmul(gg, w.reshape(o, c * 9).reshape(o * c, 9).T).reshape(16, o, c)
+    return xp.ascontiguousarray(u.transpose(0, 2, 1))
+
+
+def _bt(xp, d, out) -> None:
+    """out[0..3] = B^T applied to d[0..3]: d0 - d2, d1 + d2, d2 - d1, d1 - d3."""
+    xp.subtract(d[0], d[2], out=out[0])
+    xp.add(d[1], d[2], out=out[1])
+    xp.subtract(d[2], d[1], out=out[2])
+    xp.subtract(d[1], d[3], out=out[3])
+
+
+def _at(xp, m, out0, out1) -> None:
+    """A^T applied to m[0..3]: out0 = m0 + m1 + m2, out1 = m1 - m2 - m3."""
+    xp.add(m[0], m[1], out=out0)
+    out0 += m[2]
+    xp.subtract(m[1], m[2], out=out1)
+    out1 -= m[3]
+
+
+class _Winograd:
+    """Buffers of one Winograd F(2x2, 3x3) call, channel-last so that every transform step is
+    an elementwise op over contiguous channel vectors."""
+
+    def __init__(self, xp, n: int, c: int, o: int, th: int, tw: int, dtype, out_dtype):
+        self.th, self.tw = th, tw
+        self.xpad = xp.zeros((n, 2 * th + 2, 2 * tw + 2, c), dtype=dtype)
+        self.rows = xp.empty((4, n, th, 2 * tw + 2, c), dtype=dtype)
+        self.v = xp.empty((4, 4, n, th, tw, c), dtype=dtype)
+        self.m = xp.empty((16, n * th * tw, o), dtype=out_dtype)
+        self.s = xp.empty((2, 4, n, th, tw, o), dtype=out_dtype)
+        self.y = xp.empty((n, th, 2, tw, 2, o), dtype=out_dtype)
+
+    def input(self, xp, k: int):
+        """V (16, k*th*tw, C) = B^T d B of every 4x4 tile d (stride 2) of the first k images."""
+        th, tw = self.th, self.tw
+        xpad, rows, v = self.xpad[:k], self.rows[:, :k], self.v[:, :, :k]
+        _bt(xp, [xpad[:, i:i + 2 * th - 1:2] for i in range(4)], rows)
+        for a in range(4):
+            _bt(xp, [rows[a][:, :, j:j + 2 * tw - 1:2] for j in range(4)], v[a])
+        return v.reshape(16, -1, v.shape[-1])
+
+    def output(self, xp, m, b, k: int):
+        """Y (k, 2th, 2tw, O) = A^T m A (+ bias) of m (16, k*th*tw, O)."""
+        th, tw = self.th, self.tw
+        o = m.shape[-1]
+        m6 = m.reshape(4, 4, k, th, tw, o)
+        if b is not None:
+            m6[1, 1] += b      # A^T's column 1 reaches both outputs in each direction
+        s, y = self.s[:, :, :k], self.y[:k]
+        for j in range(4):
+            _at(xp, m6[:, j], s[0, j], s[1, j])
+        for p in range(2):
+            _at(xp, s[p], y[:, :, p, :, 0], y[:, :, p, :, 1])
+        return y.reshape(k, 2 * th, 2 * tw, o)
+
+
+def _winograd_forward(xp, x, w, b, geo: Geometry, out) -> None:
+    """3x3 stride-1 convolution into `out` by Winograd F(2x2, 3x3), chunked over images."""
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    oh, ow = out.shape[2:]
+    th, tw = (oh + 1) // 2, (ow + 1) // 2
+    ph, pw = geo.pad
+    u = _winograd_weight(xp, w)
+    per_image = th * tw
+    k = n if xp is not np else min(n, max(-(-WINO_MIN_CHUNK_TILES // per_image),
+                                          WINO_CHUNK_BYTES // (16 * max(c, o) * per_image * x.itemsize)))
+    wb = _Winograd(xp, k, c, o, th, tw, x.dtype, out.dtype)
+    for n0 in range(0, n, k):
+        n1 = min(n, n0 + k)
+        wb.xpad[:n1 - n0, ph:ph + h, pw:pw + wd] = x[n0:n1].transpose(0, 2, 3, 1)
+        v = wb.input(xp, n1 - n0)
+        m = wb.m[:, :v.shape[1]]
+        xp.matmul(v, u, out=m)
+        y = wb.output(xp, m, b, n1 - n0)
+        out[n0:n1] = y[:, :oh, :ow].transpose(0, 3, 1, 2)
+
+# -- backward
+
+
+def _flipped_weight(xp, w, groups: int):
+    """(O, C/G, *k) -> (C, O/G, *k) with the kernel reversed: the weight of the convolution
+    that computes the data gradient."""
+    o, cg = w.shape[:2]
+    k = w.shape[2:]
+    w5 = w.reshape((groups, o // groups, cg) + k).swapaxes(1, 2)
+    flip = (slice(None),) * 3 + (slice(None, None, -1),) * len(k)
+    return xp.ascontiguousarray(w5[flip]).reshape((groups * cg, o // groups) + k)
+
+
+def _depthwise_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
+    """Adjoint of _depthwise_forward: each tap scatters g * weight back to its slice."""
+    n, c = x_shape[:2]
+    out_sp = tuple(g.shape[2:])
+    mult = w.shape[0] // c
+    nsp = len(out_sp)
+    wt = w.reshape(c, mult, -1)
+    g5 = g.reshape((n, c, mult) + out_sp)
+    padded = (n, c) + tuple(s + 2 * p for s, p in zip(x_shape[2:], geo.pad))
+    dpad = xp.zeros(padded, dtype=g.dtype)
+    tmp = xp.empty((n, c, mult) + out_sp, dtype=g.dtype)
+    for t, (_, off) in enumerate(kernel_offsets(geo.kernel, geo.dilate)):
+        xp.multiply(g5, wt[:, :, t].reshape((1, c, mult) + (1,) * nsp), out=tmp)
+        dpad[offset_slices(off, geo.stride, out_sp)] += tmp.sum(axis=2) if mult > 1 else tmp[:, :, 0]
+    crop = (slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))
+    return xp.ascontiguousarray(dpad[crop]) if any(geo.pad) else dpad
+
+
+def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
+    """Gradient of conv_forward with respect to its data (the transposed convolution)."""
+    if _is_depthwise(geo, x_shape[1]):
+        return _depthwise_data_grad(xp, g, w, x_shape, geo)
+    ext = geo.extent()
+    if all(s == 1 for s in geo.stride) and all(p <= e - 1 for p, e in zip(geo.pad, ext)):
+        # stride 1: a convolution of g with the flipped, transposed weight and the
+        # complementary padding
+        full = Geometry(geo.kernel, geo.stride, geo.dilate, tuple(e - 1 - p for p, e in zip(geo.pad, ext)),
+                        geo.groups)
+        if full.out_size(g.shape[2:]) == tuple(x_shape[2:]):
+            return conv_forward(xp, g, _flipped_weight(xp, w, geo.groups), None, full)
+    g_rows = _ograd_rows(xp, g, geo.groups)  # (G, O/G, N*P)
+    o = w.shape[0]
+    w3 = w.reshape(geo.groups, o // geo.groups, -1)
+    dcols = xp.matmul(w3.transpose(0, 2, 1), g_rows)  # (G, C/G*K, N*P)
+    return _col2im(xp, dcols, x_shape, geo, tuple(g.shape[2:]))
+
+
+def _depthwise_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry):
+    n, c = x.shape[:2]
+    out_sp = tuple(g.shape[2:])
+    mult = w_shape[0] // c
+    g5 = g.reshape((n, c, mult) + out_sp)
+    xpad = pad_spatial(xp, x, geo.pad, geo.pad)
+    axes = (0, *range(3, 3 + len(out_sp)))
+    taps = []
+    tmp = xp.empty_like(g5)
+    for _, off in kernel_offsets(geo.kernel, geo.dilate):
+        xp.multiply(g5, xpad[offset_slices(off, geo.stride, out_sp)][:, :, None], out=tmp)
+        taps.append(tmp.sum(axis=axes))
+    return xp.stack(taps, axis=-1).reshape(w_shape).astype(g.dtype, copy=False)
+
+
+def _flat_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry, grid: FlatGrid):
+    """sum over chunks of cols @ g^T on the FlatGrid (g zero at the grid's row tails)."""
+    n, c = x.shape[:2]
+    o, gr = w_shape[0], geo.groups
+    kk = c * prod(geo.kernel)
+    flat = grid.flatten(xp, x)
+    spans = list(grid.chunks(xp, n, kk * x.itemsize))
+    most = max(m for *_, m in spans)
+    buf = xp.empty(kk * most, dtype=x.dtype)
+    gbuf = xp.empty(o * most, dtype=g.dtype)
+    acc = xp.zeros((gr, kk // gr, o // gr), dtype=g.dtype)
+    part = xp.empty_like(acc)
+    for ims, rows, q0, m in spans:
+        cols = grid.columns(xp, flat, q0, m, buf).reshape(gr, kk // gr, m)
+        gc = gbuf[:o * m].reshape(o, m)
+        gc[...] = 0
+        src = g[ims[0]:ims[1]] if rows is None else g[ims[0], :, rows[0]:rows[1]]
+        grid.valid(gc, ims, rows)[...] = src
+        # cols @ g^T rather than g @ cols^T: OpenBLAS is several times slower on the
+        # latter's shape (small M and N, long K in row-major order)
+        xp.matmul(cols, gc.reshape(gr, o // gr, m).transpose(0, 2, 1), out=part)
+        acc += part
+    return xp.ascontiguousarray(acc.transpose(0, 2, 1)).reshape(w_shape)
+
+
+def conv_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry):
+    """Gradient of conv_forward with respect to its weight."""
+    if _is_depthwise(geo, x.shape[1]):
+        return _depthwise_weight_grad(xp, g, x, w_shape, geo)
+    out_sp = tuple(g.shape[2:])
+    grid = _flat_grid(geo, x.shape[2:], out_sp)
+    if grid is not None and x.shape[0] and prod(out_sp):
+        return _flat_weight_grad(xp, g, x, w_shape, geo, grid)
+    cols = _im2col(xp, x, geo, out_sp)
+    g_rows = _ograd_rows(xp, g, geo.groups)
+    # (cols @ g^T)^T rather than g @ cols^T: OpenBLAS is several times slower on the
+    # latter's shape (small M and N, huge K in row-major order)
+    dw_t = xp.matmul(cols, g_rows.transpose(0, 2, 1))  # (G, C/G*K, O/G)
+    return xp.ascontiguousarray(dw_t.transpose(0, 2, 1)).reshape(w_shape)
+
+
+def bias_grad(g):
+    """Sum of an output-shaped gradient over every axis but the channels (1)."""
+    return g.sum(axis=(0, *range(2, g.ndim)))
