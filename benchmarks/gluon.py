@@ -5,7 +5,9 @@ version (forward, backward and SGD with momentum into preallocated buffers: the
 floor for this work on numpy), and MXNet 1.9.1's Gluon run in its own venv in a
 subprocess when one is found (HYBRIDGRAPH_MXNET_PYTHON, .mxvenv, /work/mxvenv).
 Prints medians and the ratios to raw numpy; the [gluon] target is a hybridized
-training step within 1.3x of raw numpy.
+training step within 1.3x of raw numpy. hybridgraph and raw numpy are timed in
+interleaved rounds (best round kept), so load from other processes does not land
+on one of them only; set OPENBLAS_NUM_THREADS=1 on a shared machine.
 
     python benchmarks/gluon.py [--quick]
 """
@@ -100,7 +102,8 @@ def gluon_mlp() -> nn.HybridSequential:
     return net
 
 
-def hybridgraph_timings(hybridize: bool, opts: dict) -> dict:
+def hybridgraph_calls(hybridize: bool) -> dict:
+    """workload -> a call of hybridgraph's Gluon MLP (warmed up: traced and compiled)."""
     net = gluon_mlp()
     net.hybridize(hybridize)
     trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": LR, "momentum": MOMENTUM})
@@ -114,19 +117,36 @@ def hybridgraph_timings(hybridize: bool, opts: dict) -> dict:
         out.backward()
         trainer.step(BATCH)
 
-    train_step()
-    return {"train 64": median_seconds(train_step, **opts),
-            "infer 1": median_seconds(lambda: net(x1).wait_to_read(), **opts),
-            "infer 64": median_seconds(lambda: net(x64).wait_to_read(), **opts)}
+    calls = {"train 64": train_step, "infer 1": lambda: net(x1).wait_to_read(),
+             "infer 64": lambda: net(x64).wait_to_read()}
+    for fn in calls.values():
+        fn()
+        fn()
+    return calls
 
 
-def numpy_timings(opts: dict) -> dict:
+def numpy_calls() -> dict:
     x64, y64 = batch(BATCH)
     x1 = batch(1)[0]
     train, infer1, infer64 = NumpyMLP(BATCH), NumpyMLP(1), NumpyMLP(BATCH)
-    return {"train 64": median_seconds(lambda: train.train_step(x64, y64), **opts),
-            "infer 1": median_seconds(lambda: infer1.forward(x1), **opts),
-            "infer 64": median_seconds(lambda: infer64.forward(x64), **opts)}
+    return {"train 64": lambda: train.train_step(x64, y64), "infer 1": lambda: infer1.forward(x1),
+            "infer 64": lambda: infer64.forward(x64)}
+
+
+WORKLOADS = ("train 64", "infer 1", "infer 64")
+
+
+def time_interleaved(engines: dict, rounds: int, opts: dict) -> dict:
+    """engine -> workload -> seconds: per call, the best over `rounds` rounds of a median, with
+    the engines timed in turn in every round, so that a burst of load from other processes
+    lands on one round of every engine rather than on all of one engine's runs (the ratios
+    to raw numpy compare measurements taken at the same time)."""
+    best = {name: dict.fromkeys(calls, float("inf")) for name, calls in engines.items()}
+    for _ in range(rounds):
+        for work in WORKLOADS:
+            for name, calls in engines.items():
+                best[name][work] = min(best[name][work], median_seconds(calls[work], **opts))
+    return best
 
 
 # -- MXNet 1.9.1, in its own venv ----------------------------------------------------------------
@@ -206,16 +226,18 @@ def _ms(t: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter timing runs")
-    opts = {"repeat": 3, "min_time": 0.02} if parser.parse_args().quick else {"repeat": 7, "min_time": 0.1}
-    results = {"raw numpy": numpy_timings(opts), "hybridgraph eager": hybridgraph_timings(False, opts),
-               "hybridgraph hybridized": hybridgraph_timings(True, opts)}
+    quick = parser.parse_args().quick
+    opts = {"repeat": 3, "min_time": 0.02} if quick else {"repeat": 7, "min_time": 0.1}
+    engines = {"raw numpy": numpy_calls(), "hybridgraph eager": hybridgraph_calls(False),
+               "hybridgraph hybridized": hybridgraph_calls(True)}
+    results = time_interleaved(engines, 3 if quick else 5, opts)
     mx_results, mx_note = mxnet_timings(opts)
     if mx_results:
         results["MXNet 1.9.1 eager"] = mx_results["eager"]
         results["MXNet 1.9.1 hybridized"] = mx_results["hybridized"]
     base = results["raw numpy"]
     rows = [(name, work, _ms(t[work]), f"{t[work] / base[work]:.2f}x")
-            for work in ("train 64", "infer 1", "infer 64") for name, t in results.items()]
+            for work in WORKLOADS for name, t in results.items()]
     print(f"Gluon MLP {'-'.join(map(str, SIZES))}, SGD momentum; medians in one process run")
     print(table(rows, ("implementation", "workload", "median", "vs raw numpy")))
     print(mx_note)

@@ -49,15 +49,17 @@ class CachedGraph:
         self.calls = 0
 
     # -- compiled execution --------------------------------------------------------------
-    def compiled(self, for_training: bool, ctx) -> CompiledGraph:
-        key = (for_training, ctx)
+    def compiled(self, for_training: bool, ctx, wrt: tuple | None = None) -> CompiledGraph:
+        """The compiled graph for inference, or for training with gradients of `wrt` only."""
+        key = (for_training, ctx, wrt)
         cg = self._compiled.get(key)
         if cg is None:
             with self._lock:
                 cg = self._compiled.get(key)
                 if cg is None:
                     cg = compile_graph(self.traced.symbol._outputs, self._input_names, for_training=for_training,
-                                       ctx=ctx, static_alloc=self.static_alloc)
+                                       ctx=ctx, static_alloc=self.static_alloc,
+                                       wrt=None if wrt is None else list(wrt))
                     self._compiled[key] = cg
         return cg
 
@@ -71,7 +73,9 @@ class CachedGraph:
         need_grad = recording and any(a._ag is not None for a in arrays)
         if need_grad and not training and self._mode_dependent:
             return self._interpret(arrays)  # rare: per-op tape, each backward in its own mode
-        cg = self.compiled(need_grad, ctx)
+        # gradients only for inputs connected to variables (not the batch, frozen parameters)
+        wrt = tuple(n for n, a in zip(self._input_names, arrays) if a._ag is not None) if need_grad else None
+        cg = self.compiled(need_grad, ctx, wrt)
         outs, saved = cg.forward([a._data for a in arrays], is_train=training, record=need_grad)
         results = [NDArray._wrap(o, ctx) for o in outs]
         if need_grad:

@@ -37,7 +37,12 @@ class _Kernel:
     def __call__(self, inputs: list, attrs: dict, out: NDArray | None = None) -> NDArray:
         op = self.op
         target = inputs[0] if out is None else out
-        res = op.compute(target._ctx.xp, parse_cached(op, attrs), [x._data for x in inputs])
+        arrays = [x._data for x in inputs]
+        if op.writes_out and target is inputs[0]:
+            # the update kernels write the new weight straight into it (no copy)
+            op.forward(target._ctx.xp, parse_cached(op, attrs), *arrays, out=(target._data,))
+            return target
+        res = op.compute(target._ctx.xp, parse_cached(op, attrs), arrays)
         target._data[...] = res[0]
         return target
 

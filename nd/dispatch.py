@@ -68,6 +68,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             given[k] = v
         return data, given
     names = op.input_names(op.schema.parse_lenient(given))
+    n_given = len(given)
     bound = dict(in_kw)
     slot = 0
     attr_order = [k for k in op.schema.attrs if k not in given]
@@ -84,7 +85,8 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             if not attr_order:
                 raise AttrError(f"operator {op.name}: too many positional arguments ({len(args)})")
             given[attr_order.pop(0)] = a
-    names = op.input_names(op.schema.parse_lenient(given))
+    if len(given) != n_given:  # positional attributes may change the input list
+        names = op.input_names(op.schema.parse_lenient(given))
     extra = set(bound) - set(names)
     if extra:
         raise AttrError(f"operator {op.name}: unexpected input(s) {sorted(extra)}; "
@@ -121,13 +123,24 @@ def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: 
     return run_eager(op, attrs, inputs, out)
 
 
+_NDARRAY = None
+
+
+def _ndarray_class():
+    """NDArray, imported on first use (a function-level import costs ~1 us per eager call)."""
+    global _NDARRAY
+    from .ndarray import NDArray  # noqa: PLC0415 - cycle
+    _NDARRAY = NDArray
+    return NDArray
+
+
 def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     """Execute the kernel on concrete NDArrays and record it when needed."""
-    from .ndarray import NDArray  # noqa: PLC0415 - cycle
+    NDArray = _NDARRAY or _ndarray_class()  # noqa: N806 - the class, imported late (cycle)
     if inputs:
         ctx = inputs[0]._ctx
         for x in inputs:
-            if x._ctx != ctx:
+            if x._ctx is not ctx and x._ctx != ctx:
                 raise MXNetError(f"operator {op.name}: inputs live on different contexts "
                                  f"({ctx} and {x._ctx}); use as_in_context() first")
     else:
@@ -136,7 +149,12 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
     try:
-        res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+        buf = None if rec else _inplace_out(op, attrs, inputs, out)
+        if buf is None:
+            res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+        else:  # e.g. sgd_update(w, g, out=w): the kernel writes the new weight in place
+            kw = {"is_train": train} if op.train_aware else {}
+            res = op.forward(ctx.xp, attrs, *[x._data for x in inputs], out=(buf,), **kw)
     except ValueError as exc:
         if isinstance(exc, MXNetError):
             raise
@@ -152,11 +170,23 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     if out is not None:
         targets = out if isinstance(out, (list, tuple)) else [out]
         for t, o in zip(targets, outs):
-            t._data[...] = o._data
+            if t._data is not o._data:
+                t._data[...] = o._data
             if o._ag is not None:  # an unrecorded write keeps `t` a variable (MXNet)
                 t._ag = o._ag
         return out
     return outs[0] if nvis == 1 else outs
+
+
+def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any):
+    """`out`'s array when a `writes_out` kernel may fill it directly: `out` is the input its
+    single output may overwrite (an `inplace` pair), so shape and dtype are the input's."""
+    if not op.writes_out or not op.inplace or out is None or isinstance(out, (list, tuple)):
+        return None
+    for i, o in op.inplace:
+        if o == 0 and i < len(inputs) and inputs[i] is out and op.num_outputs(attrs) == 1:
+            return out._data
+    return None
 
 
 _ATTR_CACHE: dict = {}

@@ -11,7 +11,10 @@ ordinary registry entry, so everything about a step comes from its OpDef.
   "spine" (the chain the output is computed in place along, following the
   operators' `inplace` pairs) live in the output buffer itself; other values
   use a few temporaries, reused in place where `inplace` allows. Kernels that
-  accept `out=` (`writes_out`) write there; others fall back to a copy.
+  accept `out=` (`writes_out`) write there; others fall back to a copy. The
+  schedule runs as generated straight-line code (`schedule_source`: one Python
+  function per program, compiled once and cached with the parsed program);
+  `run_schedule` is the step-by-step reference it is tested against.
 * cupy: one generated `cupy.ElementwiseKernel` built from the steps' C
   expressions (`OpDef.cexpr`); `cuda_source` is the pure code generator.
   Programs with a step lacking a C expression run the numpy schedule on cupy.
@@ -51,6 +54,7 @@ class Program(NamedTuple):
     dests: tuple      # per step: OUT, a temporary index, or None (the kernel allocates)
     num_temps: int
     same_shape: bool  # every step uses the shared same-shape rule (no broadcasting)
+    run: Any = None   # the schedule as generated straight-line code: run(xp, out, *arrays)
 
 
 def encode_program(steps: list[tuple[str, dict, list[int]]]) -> str:
@@ -75,8 +79,8 @@ def parse_program(text: str, num_args: int) -> Program:
     if not steps:
         raise MXNetError("operator _fused_elemwise: the program has no steps")
     dests, num_temps = _schedule(steps, num_args)
-    return Program(tuple(steps), num_args, dests, num_temps,
-                   all(s.op.infer_shape is same_shape for s in steps))
+    prog = Program(tuple(steps), num_args, dests, num_temps, all(s.op.infer_shape is same_shape for s in steps))
+    return prog._replace(run=generate_schedule(prog))
 
 
 def _program(a: Attrs) -> Program:
@@ -146,7 +150,8 @@ def _schedule(steps: list[Step], num_args: int) -> tuple[tuple, int]:
 
 
 def run_schedule(xp, prog: Program, arrays: tuple, out):
-    """Evaluate the program into `out` following its schedule."""
+    """Evaluate the program into `out` following its schedule, step by step (the reference
+    for the generated code of `generate_schedule`, which the operator runs)."""
     regs = list(arrays)
     temps: list = [None] * prog.num_temps
     for s, dest in zip(prog.steps, prog.dests):
@@ -167,6 +172,49 @@ def run_schedule(xp, prog: Program, arrays: tuple, out):
     if regs[-1] is not out:
         out[...] = regs[-1]
     return out
+
+
+class _StepAttrs(Attrs):
+    """A step's Attrs whose values are also plain instance attributes: kernels read `a.scalar`
+    on every call, and an instance-dict hit is ~10x cheaper than `Attrs.__getattr__`."""
+
+    def __init__(self, a: Attrs):
+        super().__init__(a._values, a._given)
+        for k, v in a._values.items():
+            if k.isidentifier() and not hasattr(Attrs, k):
+                self.__dict__[k] = v
+
+
+def schedule_source(prog: Program) -> tuple[str, dict]:
+    """The schedule as the source of one function `run(xp, out, r0, r1, ...)` with its namespace:
+    one kernel call per step with the step's buffer as `out=`, temporaries allocated on entry."""
+    args = "".join(f", r{i}" for i in range(prog.num_args))
+    lines = [f"def run(xp, out{args}):"]
+    lines += [f"    t{k} = xp.empty_like(out)" for k in range(prog.num_temps)]
+    ns: dict = {}
+    for j, (s, dest) in enumerate(zip(prog.steps, prog.dests)):
+        me, operands = f"r{prog.num_args + j}", ", ".join(f"r{r}" for r in s.refs)
+        ns[f"A{j}"] = _StepAttrs(s.attrs)
+        if dest is None:
+            ns[f"C{j}"] = s.op.compute
+            lines.append(f"    {me} = C{j}(xp, A{j}, [{operands}])[0]")
+            continue
+        ns[f"K{j}"] = s.op.forward
+        buf = "out" if dest == OUT else f"t{dest}"
+        lines += [f"    {me} = K{j}(xp, A{j}, {operands + ', ' if operands else ''}out=({buf},))[0]",
+                  f"    if {me} is not {buf}:",        # a kernel may ignore `out` for some dtypes
+                  f"        {buf}[...] = {me}",
+                  f"        {me} = {buf}"]
+    last = f"r{prog.num_args + len(prog.steps) - 1}"
+    lines += [f"    if {last} is not out:", f"        out[...] = {last}", "    return out"]
+    return "\n".join(lines) + "\n", ns
+
+
+def generate_schedule(prog: Program):
+    """Compile `schedule_source` once per program (parse_program caches the result)."""
+    source, ns = schedule_source(prog)
+    exec(compile(source, "<fused elementwise program>", "exec"), ns)  # noqa: S102 - generated above
+    return ns["run"]
 
 
 # ---------------------------------------------------------------------------
@@ -269,7 +317,7 @@ def fused_elemwise(xp, a: Attrs, *arrays, out=None):
         if kernel is not None:
             kernel(*arrays, buf)
             return (buf,)
-    return (run_schedule(xp, prog, arrays, buf),)
+    return (prog.run(xp, buf, *arrays),)
 
 
 def _sum(F, grads: list):

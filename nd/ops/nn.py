@@ -6,7 +6,12 @@ softmax family and the loss-style output layers).
 
 Gradient rules only call registry operators through `F`. Where MXNet's
 backward is heavy (FullyConnected), a hidden `_backward_*` operator carries
-the kernel; those are ordinary registry entries. Deliberate differences from
+the kernel; those are ordinary registry entries. FullyConnected's data
+gradient also has a node of its own (`_backward_FullyConnected_data`, with
+`_backward_FullyConnected_weight` for the parameters), used on graph inputs
+so that dead-code elimination drops a data gradient nobody asks for.
+FullyConnected, its backward ops and Activation write into `out=` buffers
+(Activation in place) for the compiled plans. Deliberate differences from
 MXNet 1.9.1:
 
 * LeakyReLU(selu) backward is the true derivative `y + lambda*alpha` for x<0;
@@ -121,26 +126,95 @@ def _fc_shape(a, dshape, wshape=None, bshape=None):
     return ins, [_fc_out_shape(a, dshape)]
 
 
-@register("FullyConnected", inputs=_fc_inputs, learnable=("weight", "bias"),
+def _fc_matrix(a, data):
+    """The 2-D (rows, K) view of the data that the product uses (no copy for contiguous data)."""
+    return data if data.ndim == 2 else data.reshape(_fc_rows(a, data.shape))
+
+
+def _fc_shape_error(a, data, weight, bias) -> None:
+    """Raise the ShapeError naming the input that does not fit (the kernels check cheaply first)."""
+    _fc_shape(a, data.shape, weight.shape, None if bias is None else bias.shape)
+    raise ShapeError(f"operator FullyConnected: inputs of shapes {tuple(data.shape)}, {tuple(weight.shape)}"
+                     f"{'' if bias is None else ', ' + str(tuple(bias.shape))} do not fit num_hidden={a.num_hidden}")
+
+
+def _into_matrix(buf, rows: int, cols: int):
+    """A C-contiguous 2-D (rows, cols) view of an output buffer, or None when it has none."""
+    if not buf.flags.c_contiguous:
+        return None
+    return buf if buf.ndim == 2 else buf.reshape(rows, cols)
+
+
+def _matmul(xp, lhs, rhs, out):
+    """lhs @ rhs for 2-D operands, into the matrix `out` when given (else a new array).
+
+    `xp.dot` is the cheapest call for small matrices; it needs a C-contiguous `out` of
+    exactly the product's dtype, so anything else falls back to matmul."""
+    try:
+        return xp.dot(lhs, rhs, out=out)
+    except ValueError:
+        if out is None or lhs.shape[1] != rhs.shape[0]:
+            raise
+        return xp.matmul(lhs, rhs, out=out)
+
+
+def _written(out, res):
+    """`out` (a 1-tuple) with a result computed elsewhere (no usable 2-D view) copied in."""
+    out[0][...] = res.reshape(out[0].shape)
+    return out
+
+
+@register("FullyConnected", inputs=_fc_inputs, learnable=("weight", "bias"), writes_out=True,
           affine_channel=lambda a: (1 if a.flatten else -1, 0),
           attrs={"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
                  "no_bias": Attr("bool", False, "Whether to disable bias parameter."),
                  "flatten": Attr("bool", True, "Whether to collapse all but the first axis of the "
                                                "input data tensor.")},
           infer_shape=_fc_shape)
-def FullyConnected(xp, a, data, weight, bias=None):
-    """out = data @ weight.T + bias; with flatten, data is first reshaped to (batch, -1)."""
-    _fc_shape(a, data.shape, weight.shape, None if bias is None else bias.shape)
-    out = data.reshape(_fc_rows(a, data.shape)) @ weight.T
+def FullyConnected(xp, a, data, weight, bias=None, out=None):  # noqa: PLR0917 - kernel signature
+    """out = data @ weight.T + bias; with flatten, data is first reshaped to (batch, -1).
+
+    With `out=(buffer,)` the product and the bias are written into the buffer."""
+    x2 = data if data.ndim == 2 else data.reshape(_fc_rows(a, data.shape))
+    hid = a.num_hidden
+    if weight.shape != (hid, x2.shape[1]) or hid < 1 or (bias is not None and bias.size != hid):
+        _fc_shape_error(a, data, weight, bias)
+    if out is None:
+        y2 = _matmul(xp, x2, weight.T, None)
+    else:
+        dst = out[0] if out[0].ndim == 2 else _into_matrix(out[0], x2.shape[0], hid)
+        y2 = _matmul(xp, x2, weight.T, dst)
     if bias is not None:
-        out += bias.reshape(-1)
-    return (out.reshape(_fc_out_shape(a, data.shape)),)
+        y2 += bias if bias.ndim == 1 else bias.reshape(-1)
+    if out is None:
+        return (y2 if data.ndim == 2 else y2.reshape(_fc_out_shape(a, data.shape)),)
+    return out if y2 is dst else _written(out, y2)
+
+
+def _is_graph_input(x) -> bool:
+    """Whether a gradient rule's input is a variable of a symbolic graph (not an operator output)."""
+    return bool(getattr(x, "_is_symbolic", False)) and hasattr(x, "get_children") and x.get_children() is None
 
 
 @FullyConnected.def_gradient
 def _fc_gradient(F, a, inputs, outputs, ograds):
-    res = F._backward_FullyConnected(ograds[0], *inputs, **_given(a))
-    return [res[i] for i in range(len(inputs))]
+    """One `_backward_FullyConnected` node (MXNet's), except on a graph input.
+
+    A graph input's gradient is often not wanted (the data of the first layer): there the
+    data gradient is a node of its own, which dead-code elimination drops when nothing
+    asks for it, and the weight and bias gradients are another. Elsewhere one node keeps
+    the three gradients at one point of the schedule, so that the output gradient dies
+    there (split nodes would keep it alive until the weight gradient runs)."""
+    if not _is_graph_input(inputs[0]):
+        res = F._backward_FullyConnected(ograds[0], *inputs, **_given(a))
+        return [res[i] for i in range(len(inputs))]
+    g, data = ograds[0], inputs[0]
+    kw = {"num_hidden": a.num_hidden, "flatten": a.flatten}
+    d_data = F._backward_FullyConnected_data(g, data, inputs[1], **kw)
+    if a.no_bias:
+        return [d_data, F._backward_FullyConnected_weight(g, data, no_bias=True, **kw)]
+    res = F._backward_FullyConnected_weight(g, data, inputs[2], no_bias=False, **kw)
+    return [d_data, res[0], res[1]]
 
 
 def _fc_back_outputs(a) -> tuple:
@@ -155,19 +229,19 @@ def _fc_back_shape(a, gshape, dshape, wshape, bshape=None):
     return [_merge("_backward_FullyConnected", "ograd", gshape, outs[0]), *ins], list(ins)
 
 
-@register("_backward_FullyConnected", inputs=lambda a: ("ograd",) + _fc_inputs(a),
-          outputs=_fc_back_outputs, infer_shape=_fc_back_shape,
-          attrs={"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
-                 "no_bias": Attr("bool", False, "Whether the forward had no bias."),
-                 "flatten": Attr("bool", True, "Whether the forward flattened its data.")})
-def _backward_FullyConnected(xp, a, ograd, data, weight, bias=None):  # noqa: PLR0917 - kernel signature
-    """Gradients of FullyConnected: (ograd @ W, ograd.T @ X, sum of ograd over rows)."""
-    g2 = ograd.reshape(-1, a.num_hidden)
-    x2 = data.reshape(_fc_rows(a, data.shape))
-    out = [(g2 @ weight).reshape(data.shape), g2.T @ x2]
-    if bias is not None:
-        out.append(g2.sum(axis=0).reshape(bias.shape))
-    return tuple(out)
+_FC_BACK_ATTRS = {"num_hidden": Attr("int", doc="Number of hidden nodes of the output."),
+                  "no_bias": Attr("bool", False, "Whether the forward had no bias."),
+                  "flatten": Attr("bool", True, "Whether the forward flattened its data.")}
+
+
+@register("_backward_FullyConnected", inputs=lambda a: ("ograd",) + _fc_inputs(a), writes_out=True,
+          outputs=_fc_back_outputs, infer_shape=_fc_back_shape, attrs=dict(_FC_BACK_ATTRS))
+def _backward_FullyConnected(xp, a, ograd, data, weight, bias=None, out=None):  # noqa: PLR0917 - kernel signature
+    """Gradients of FullyConnected: (ograd @ W, ograd.T @ X, sum of ograd over rows), written into
+    `out=(data_grad, weight_grad[, bias_grad])` when given."""
+    dx = _backward_FullyConnected_data.forward(xp, a, ograd, data, weight, out=None if out is None else out[:1])
+    rest = _backward_FullyConnected_weight.forward(xp, a, ograd, data, bias, out=None if out is None else out[1:])
+    return dx + rest
 
 
 @_backward_FullyConnected.def_gradient
@@ -179,26 +253,151 @@ def _fc_back_gradient(F, a, inputs, outputs, ograds):
     from_dx = (F.FullyConnected(u_dx, weight, num_hidden=a.num_hidden, flatten=a.flatten, no_bias=True)
                if a.no_bias else F.FullyConnected(u_dx, weight, ograds[2], no_bias=False, **kw))
     d_g = F.elemwise_add(from_dx, F.FullyConnected(data, u_dw, no_bias=True, **kw))
-    d_data = F._backward_FullyConnected(g, data, u_dw, no_bias=True, **kw)[0]
-    d_weight = F._backward_FullyConnected(g, u_dx, weight, no_bias=True, **kw)[1]
+    d_data = F._backward_FullyConnected_data(g, data, u_dw, **kw)
+    d_weight = F._backward_FullyConnected_weight(g, u_dx, no_bias=True, **kw)
     return [d_g, d_data, d_weight] + ([] if a.no_bias else [None])
+
+
+# -- the split backward: one node per gradient FullyConnected's rule needs
+
+
+class _NoBias:
+    """A forward's attributes without a bias (to reuse `_fc_shape` for the data gradient)."""
+
+    no_bias = True
+
+    def __init__(self, a):
+        self.num_hidden, self.flatten = a.num_hidden, a.flatten
+
+
+def _fc_data_grad_shape(a, gshape, dshape, wshape):
+    fwd = _fc_shape(_NoBias(a), dshape, wshape)
+    if fwd is None:
+        return None
+    (dshape, wshape), outs = fwd
+    return [_merge("_backward_FullyConnected_data", "ograd", gshape, outs[0]), dshape, wshape], [dshape]
+
+
+@register("_backward_FullyConnected_data", inputs=("ograd", "data", "weight"), writes_out=True,
+          infer_shape=_fc_data_grad_shape,
+          attrs={k: v for k, v in _FC_BACK_ATTRS.items() if k != "no_bias"},
+          doc="FullyConnected's data gradient ograd @ weight, in the data's shape (hybridgraph helper: "
+              "`data` only gives the shape).")
+def _backward_FullyConnected_data(xp, a, ograd, data, weight, out=None):  # noqa: PLR0917 - kernel signature
+    g2 = ograd if ograd.ndim == 2 else ograd.reshape(-1, a.num_hidden)
+    dst = None if out is None else _into_matrix(out[0], g2.shape[0], weight.shape[1])
+    res = _matmul(xp, g2, weight, dst)
+    if out is not None:
+        return out if res is dst else _written(out, res)
+    return (res if res.shape == data.shape else res.reshape(data.shape),)
+
+
+@_backward_FullyConnected_data.def_gradient
+def _fc_data_grad_gradient(F, a, inputs, outputs, ograds):
+    """Bilinear in (ograd, weight): the adjoints are the forward product and the weight gradient."""
+    g, data, weight = inputs
+    u = ograds[0]
+    kw = {"num_hidden": a.num_hidden, "flatten": a.flatten}
+    return [F.FullyConnected(u, weight, no_bias=True, **kw), None,
+            F._backward_FullyConnected_weight(g, u, no_bias=True, **kw)]
+
+
+def _fc_weight_grad_inputs(a) -> tuple:
+    return ("ograd", "data") if a.no_bias else ("ograd", "data", "bias")
+
+
+def _fc_weight_grad_outputs(a) -> tuple:
+    return ("weight_grad",) if a.no_bias else ("weight_grad", "bias_grad")
+
+
+def _fc_weight_grad_shape(a, gshape, dshape, bshape=None):
+    _fc_check(a)
+    if dshape is None or len(dshape) == 0 or not all(dshape):
+        return None
+    dshape = tuple(dshape)
+    k = _fc_rows(a, dshape)[1]
+    fwd = _fc_shape(a, dshape, (a.num_hidden, k), bshape)
+    ins, outs = fwd
+    return ([_merge("_backward_FullyConnected_weight", "ograd", gshape, outs[0]), dshape] + ins[2:],
+            [ins[1]] + ins[2:])
+
+
+@register("_backward_FullyConnected_weight", inputs=_fc_weight_grad_inputs, outputs=_fc_weight_grad_outputs,
+          writes_out=True, infer_shape=_fc_weight_grad_shape, attrs=dict(_FC_BACK_ATTRS),
+          doc="FullyConnected's weight gradient ograd.T @ data and bias gradient (ograd summed over "
+              "rows) (hybridgraph helper: `bias` only gives the bias gradient's shape).")
+def _backward_FullyConnected_weight(xp, a, ograd, data, bias=None, out=None):  # noqa: PLR0917
+    g2 = ograd if ograd.ndim == 2 else ograd.reshape(-1, a.num_hidden)
+    x2 = _fc_matrix(a, data)
+    if out is None:
+        res = [_matmul(xp, g2.T, x2, None)]
+        if bias is not None:
+            res.append(g2.sum(axis=0).reshape(bias.shape))
+        return tuple(res)
+    dst = _into_matrix(out[0], *out[0].shape)
+    res = _matmul(xp, g2.T, x2, dst)
+    if dst is None:
+        out[0][...] = res
+    if bias is not None:
+        if out[1].ndim == 1:
+            g2.sum(axis=0, out=out[1])
+        else:
+            out[1][...] = g2.sum(axis=0).reshape(out[1].shape)
+    return tuple(out)
+
+
+@_backward_FullyConnected_weight.def_gradient
+def _fc_weight_grad_gradient(F, a, inputs, outputs, ograds):
+    """Bilinear in (ograd, data) plus a row sum: adjoints are the forward product, the data
+    gradient and the bias broadcast back over the rows (a FullyConnected with a zero weight)."""
+    g, data = inputs[:2]
+    v = ograds[0]
+    kw = {"num_hidden": a.num_hidden, "flatten": a.flatten}
+    if a.no_bias:
+        d_g = F.FullyConnected(data, v, no_bias=True, **kw)
+    else:
+        d_g = F.FullyConnected(data, v, ograds[1], no_bias=False, **kw)
+    res = [d_g, F._backward_FullyConnected_data(g, data, v, **kw)]
+    return res if a.no_bias else res + [None]
 
 
 # ---------------------------------------------------------------------------
 # Activation
 
 
-def _softrelu(xp, x):
-    return xp.logaddexp(x.dtype.type(0), x)
+def _act_relu(xp, x, out=None):
+    return xp.maximum(x, x.dtype.type(0), out=out)
 
 
-_ACT_KERNELS = {
-    "relu": lambda xp, x: xp.maximum(x, x.dtype.type(0)),
-    "sigmoid": _sigmoid,
-    "tanh": lambda xp, x: xp.tanh(x),
-    "softrelu": _softrelu,
-    "softsign": lambda xp, x: x / (1 + xp.abs(x)),
-}
+def _act_sigmoid(xp, x, out=None):
+    """Overflow-free logistic function: 1/(1+e) for x >= 0, e/(1+e) below, with e = exp(-|x|).
+
+    Two temporaries; `out` may be `x` itself (the sign is read before it is written)."""
+    e = xp.abs(x)
+    xp.negative(e, out=e)
+    xp.exp(e, out=e)
+    den = e + 1
+    xp.copyto(e, x.dtype.type(1), where=x >= 0)
+    return xp.divide(e, den, out=out)
+
+
+def _act_tanh(xp, x, out=None):
+    return xp.tanh(x, out=out)
+
+
+def _act_softrelu(xp, x, out=None):
+    return xp.logaddexp(x.dtype.type(0), x, out=out)
+
+
+def _act_softsign(xp, x, out=None):
+    den = xp.abs(x)
+    den += 1
+    return xp.divide(x, den, out=out)
+
+
+# act_type -> kernel(xp, x, out=None); each writes into `out` (which may be `x`) when given
+_ACT_KERNELS = {"relu": _act_relu, "sigmoid": _act_sigmoid, "tanh": _act_tanh,
+                "softrelu": _act_softrelu, "softsign": _act_softsign}
 
 # act_type -> d(out)/d(in) as F ops of (x, y)
 _ACT_DERIVATIVES = {
@@ -216,11 +415,14 @@ _ACT_CEXPR = {"relu": "x0 > 0 ? x0 : 0", "sigmoid": "1 / (1 + exp(-x0))", "tanh"
 
 
 @register("Activation", infer_shape=same_shape, elementwise=True, cexpr=lambda a: _ACT_CEXPR[a.act_type],
+          inplace=((0, 0),), writes_out=True,
           attrs={"act_type": Attr("str", doc="Activation function to be applied.",
                                   choices=("relu", "sigmoid", "softrelu", "softsign", "tanh"))})
-def Activation(xp, a, data):
-    """Elementwise relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign (x/(1+|x|))."""
-    return (_ACT_KERNELS[a.act_type](xp, data),)
+def Activation(xp, a, data, out=None):
+    """Elementwise relu, sigmoid, tanh, softrelu (log(1+exp(x))) or softsign (x/(1+|x|)).
+
+    With `out=(buffer,)` the result is written there; the buffer may be `data` (in place)."""
+    return (_ACT_KERNELS[a.act_type](xp, data, None if out is None else out[0]),)
 
 
 @Activation.def_gradient

@@ -130,9 +130,12 @@ def _float_types(name: str, inputs: tuple, n_low: int | None = None, out_f32: bo
 
 def _check(name: str, inputs: tuple, arrays: tuple, n_low: int | None = None) -> None:
     """Eager-time shape/dtype checks (the executor has run infer_* already)."""
+    w = arrays[0]
+    dt, shape = w.dtype, w.shape
+    if n_low is None and dt.kind == "f" and all(x.dtype == dt and x.shape == shape for x in arrays):
+        return  # the common case: every input has the weight's floating dtype and shape
     n_low = len(inputs) if n_low is None else n_low
     _float_types(name, inputs, n_low)(None, *[x.dtype for x in arrays])
-    shape = arrays[0].shape
     for n, x in zip(inputs, arrays):
         if n in ("r1", "r2"):
             if x.ndim == 0 or x.shape[0] != 1 or x.size != 1:
@@ -154,55 +157,123 @@ def _grad(xp, a, g, *, w=None, wd: float = 0.0, dtype=None):
     return r
 
 
+def _grad_into(xp, a, g, s, *, w=None, wd: float = 0.0):
+    """`_grad` written into the scratch buffer `s` (same operations, so the same values)."""
+    if a.rescale_grad != 1.0 and g.dtype == s.dtype:
+        xp.multiply(g, a.rescale_grad, out=s)
+    else:                       # mp_ kernels: cast to float32 first, as `_grad` does
+        xp.copyto(s, g)
+        if a.rescale_grad != 1.0:
+            s *= a.rescale_grad
+    if w is not None and wd:
+        s += wd * w
+    clip = a.clip_gradient
+    if clip >= 0:
+        xp.clip(s, -clip, clip, out=s)
+    return s
+
+
+def _lr_grad_into(xp, a, g, s):
+    """lr * _grad(g) (no weight decay) into the scratch buffer `s`."""
+    if a.rescale_grad == 1.0 and a.clip_gradient < 0:
+        return xp.multiply(g, a.lr, out=s)
+    _grad_into(xp, a, g, s)
+    s *= a.lr
+    return s
+
+
 class _Float32Params:
     """The attributes as the kernels see them: MXNet declares them `float`, so e.g.
-    lr=0.1 is 0.100000001490116 even when the weights are float64."""
-
-    __slots__ = ("_a", "_exact")
+    lr=0.1 is 0.100000001490116 even when the weights are float64. Values are plain
+    instance attributes, converted once per parsed Attrs (see `_params`)."""
 
     def __init__(self, a, exact: tuple = ()):
-        self._a = a
-        self._exact = exact
-
-    def __getattr__(self, name: str):
-        v = getattr(self._a, name)
-        return float(np.float32(v)) if isinstance(v, float) and name not in self._exact else v
+        for k, v in a.values().items():
+            setattr(self, k, float(np.float32(v)) if isinstance(v, float) and k not in exact else v)
 
     def get(self, name: str, default=None):
-        return getattr(self, name) if self._a.get(name) is not None else default
+        v = getattr(self, name, None)
+        return default if v is None else v
+
+
+_PARAMS: dict = {}
+
+
+def _params(a, exact: tuple) -> _Float32Params:
+    """The converted attributes of one Attrs object (cached: kernels are called with the same
+    parsed Attrs over and over, by the eager attribute cache and by compiled plans)."""
+    hit = _PARAMS.get(id(a))
+    if hit is not None and hit[0] is a:
+        return hit[1]
+    p = _Float32Params(a, exact)
+    if len(_PARAMS) > 4096:
+        _PARAMS.clear()
+    _PARAMS[id(a)] = (a, p)    # keeps `a` alive, so its id is not reused while cached
+    return p
 
 
 def _optimizer(name: str, inputs: tuple, attrs: dict, *, mutate: tuple = (), n_low: int | None = None,
-               scalars: tuple = (), out_f32: bool = False, exact: tuple = (), **kwargs):
+               scalars: tuple = (), out_f32: bool = False, exact: tuple = (), direct: bool = False, **kwargs):
     """Register one update op (non-differentiable, no fluent method). Attributes named
-    in `exact` are double precision in MXNet; every other float attribute is float32."""
+    in `exact` are double precision in MXNet; every other float attribute is float32.
+
+    Every update op accepts `out=(buffer,)` (which may be the weight itself). `direct`
+    kernels take `out=` and write the new weight there without a temporary; the others
+    return a new array that is copied into the buffer."""
     def wrap(fn):
-        def forward(xp, a, *arrays):
+        def forward(xp, a, *arrays, out=None):
             _check(name, inputs, arrays, n_low)
-            return (fn(xp, _Float32Params(a, exact), *arrays),)
+            p = _params(a, exact)
+            if direct:
+                return (fn(xp, p, *arrays, out=None if out is None else out[0]),)
+            res = fn(xp, p, *arrays)
+            if out is None:
+                return (res,)
+            out[0][...] = res
+            return (out[0],)
         forward.__doc__ = fn.__doc__
         return register(name, inputs=inputs, attrs=attrs, mutate_inputs=mutate, fluent=False,
+                        writes_out=True, inplace=((0, 0),),
                         infer_shape=_same_shapes(name, inputs, scalars),
                         infer_type=_float_types(name, inputs, n_low, out_f32), doc=fn.__doc__, **kwargs)(forward)
     return wrap
 
 
+def _dest(xp, w, out):
+    """Where a direct kernel writes the new weight: `out`, or a new array."""
+    return xp.empty_like(w) if out is None else out
+
+
 # -- SGD family ----------------------------------------------------------------
 
 @_optimizer("sgd_update", ("weight", "grad"), {**SGD_ATTRS, "lazy_update": _lazy()},
-            aliases=("_sparse_sgd_update",))
-def sgd_update(xp, a, w, g):
+            aliases=("_sparse_sgd_update",), direct=True)
+def sgd_update(xp, a, w, g, out=None):
     """Update function for Stochastic Gradient Descent (SGD) optimizer:
     weight = weight - lr * (rescale_grad * grad + wd * weight)."""
-    return (1.0 - a.lr * a.wd) * w - a.lr * _grad(xp, a, g)
+    step = _lr_grad_into(xp, a, g, xp.empty_like(w))
+    dst = _dest(xp, w, out)
+    if a.wd:
+        xp.multiply(w, 1.0 - a.lr * a.wd, out=dst)
+    elif dst is not w:
+        xp.copyto(dst, w)
+    dst -= step
+    return dst
 
 
 @_optimizer("sgd_mom_update", ("weight", "grad", "mom"), {**MOM_ATTRS, "lazy_update": _lazy(_LAZY_MOM)},
-            mutate=(2,), aliases=("_sparse_sgd_mom_update",))
-def sgd_mom_update(xp, a, w, g, mom):
+            mutate=(2,), aliases=("_sparse_sgd_mom_update",), direct=True)
+def sgd_mom_update(xp, a, w, g, mom, out=None):  # noqa: PLR0917 - one positional per input
     """Momentum SGD: mom = momentum * mom - lr * (grad + wd * weight); weight += mom."""
-    mom[...] = a.momentum * mom - a.lr * a.wd * w - a.lr * _grad(xp, a, g)
-    return w + mom
+    s = xp.empty_like(w)
+    mom *= a.momentum
+    if a.wd:
+        mom -= xp.multiply(w, a.lr * a.wd, out=s)
+    mom -= _lr_grad_into(xp, a, g, s)
+    if out is w:
+        w += mom
+        return w
+    return xp.add(w, mom, out=out)
 
 
 @_optimizer("mp_sgd_update", ("weight", "grad", "weight32"), {**SGD_ATTRS, "lazy_update": _lazy()},
@@ -222,22 +293,35 @@ def mp_sgd_mom_update(xp, a, w, g, mom, w32):  # noqa: PLR0917 - one positional 
     return w32.astype(w.dtype)
 
 
-def _nag_step(xp, a, w, g, mom, *, dtype=None):
-    """Nesterov momentum: returns the new weight; updates `mom` in place.
+def _nag_step(xp, a, w, g, mom, *, dtype=None, out=None):
+    """Nesterov momentum: returns the new weight (written into `out`, which may be `w`);
+    updates `mom` in place. Two scratch buffers.
 
     Both the weight and the momentum use the weight from before the step (see the
     module docstring for MXNet's in-place aliasing defect, not copied)."""
-    r = _grad(xp, a, g, dtype=dtype) + a.wd * w
+    r = xp.empty(w.shape, dtype=dtype or w.dtype)
+    _grad_into(xp, a, g, r)
+    t = None
+    if a.wd:
+        t = xp.multiply(w, a.wd, out=xp.empty_like(r))
+        r += t
+    r *= a.lr                                           # lr * r
     mom *= a.momentum
-    mom -= a.lr * r
-    return w + a.momentum * mom - a.lr * r
+    mom -= r
+    t = xp.multiply(mom, a.momentum, out=t)             # momentum * mom
+    if out is w:
+        w += t
+    else:
+        out = xp.add(w, t, out=out)
+    out -= r
+    return out
 
 
-@_optimizer("nag_mom_update", ("weight", "grad", "mom"), MOM_ATTRS, mutate=(2,))
-def nag_mom_update(xp, a, w, g, mom):
+@_optimizer("nag_mom_update", ("weight", "grad", "mom"), MOM_ATTRS, mutate=(2,), direct=True)
+def nag_mom_update(xp, a, w, g, mom, out=None):  # noqa: PLR0917 - one positional per input
     """Nesterov Accelerated Gradient: mom = momentum * mom - lr * g';
     weight = weight + momentum * mom - lr * g', with g' = grad + wd * weight."""
-    return _nag_step(xp, a, w, g, mom)
+    return _nag_step(xp, a, w, g, mom, out=out)
 
 
 @_optimizer("mp_nag_mom_update", ("weight", "grad", "mom", "weight32"), MOM_ATTRS, mutate=(2, 3), n_low=2)
@@ -272,14 +356,23 @@ def signum_update(xp, a, w, g, mom):
              "epsilon": _epsilon(1e-8), "wd": _wd(), "rescale_grad": _rescale(), **_clip(),
              "lazy_update": _lazy("If true, lazy updates are applied if gradient's stype is row_sparse and all "
                                   "of w, m and v have the same stype")}, mutate=(2, 3),
-            aliases=("_sparse_adam_update",))
-def adam_update(xp, a, w, g, mean, var):  # noqa: PLR0917 - one positional per input
+            aliases=("_sparse_adam_update",), direct=True)
+def adam_update(xp, a, w, g, mean, var, out=None):  # noqa: PLR0917 - one positional per input
     """Adam: m = beta1 m + (1-beta1) g; v = beta2 v + (1-beta2) g^2;
     weight -= lr * m / (sqrt(v) + epsilon), with g = clip(rescale_grad * grad + wd * weight)."""
-    r = _grad(xp, a, g, w=w, wd=a.wd)
-    mean[...] = a.beta1 * mean + (1.0 - a.beta1) * r
-    var[...] = a.beta2 * var + (1.0 - a.beta2) * r * r
-    return w - a.lr * mean / (xp.sqrt(var) + a.epsilon)
+    r = _grad_into(xp, a, g, xp.empty_like(w), w=w, wd=a.wd)
+    t = xp.empty_like(w)
+    mean *= a.beta1
+    mean += xp.multiply(r, 1.0 - a.beta1, out=t)
+    xp.multiply(r, 1.0 - a.beta2, out=t)
+    t *= r
+    var *= a.beta2
+    var += t
+    xp.sqrt(var, out=t)
+    t += a.epsilon
+    xp.multiply(mean, a.lr, out=r)
+    r /= t
+    return xp.subtract(w, r, out=out)
 
 
 def _clip_weights_of(xp, a, w):
