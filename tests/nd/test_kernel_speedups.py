@@ -19,9 +19,8 @@ from nd.errors import ShapeError
 from nd.ops import fused, optim
 from nd.registry import get_op
 from symbol.plan import compile_graph
-from tests.nd import test_op_specs as harness
 from tests.nd.specs.nn import _fc_case, fc_ref
-from tests.op_specs import OpSpec, arr
+from tests.op_specs import arr
 
 R = np.random.default_rng(11)
 
@@ -84,18 +83,6 @@ def test_fc_with_out_allocates_nothing_of_the_output_size():
 
 # -- the split FullyConnected backward -----------------------------------------------------------
 
-def _fc_data_grad_case(draw):
-    inputs, attrs = _fc_case(draw)
-    g = draw(arr(fc_ref(*inputs[:2], num_hidden=attrs["num_hidden"], flatten=attrs["flatten"]).shape))
-    return [g, inputs[0], inputs[1]], {"num_hidden": attrs["num_hidden"], "flatten": attrs["flatten"]}
-
-
-def _fc_weight_grad_case(draw):
-    inputs, attrs = _fc_case(draw)
-    g = draw(arr(fc_ref(*inputs[:2], num_hidden=attrs["num_hidden"], flatten=attrs["flatten"]).shape))
-    return [g, inputs[0]] + inputs[2:], attrs
-
-
 def _fc_data_grad_ref(g, data, weight, num_hidden, flatten):
     return (g.reshape(-1, num_hidden) @ weight).reshape(data.shape)
 
@@ -104,22 +91,6 @@ def _fc_weight_grad_ref(g, data, bias=None, num_hidden=None, no_bias=False, flat
     g2 = g.reshape(-1, num_hidden)
     dw = g2.T @ data.reshape(g2.shape[0], -1)
     return dw if bias is None else (dw, g2.sum(0).reshape(bias.shape))
-
-
-#: OpSpec entries of the two hidden ops FullyConnected's gradient rule uses (they belong in
-#: tests/nd/specs/nn.py's SPECS; checked here with the spec harness meanwhile). `data` of the
-#: data gradient and `bias` of the weight gradient only give shapes.
-SPECS = [
-    OpSpec("_backward_FullyConnected_data", case=_fc_data_grad_case, ref=_fc_data_grad_ref, grad_inputs=(0, 2)),
-    OpSpec("_backward_FullyConnected_weight", case=_fc_weight_grad_case, ref=_fc_weight_grad_ref,
-           grad_inputs=(0, 1)),
-]
-
-
-@pytest.mark.parametrize("spec", SPECS, ids=[s.name for s in SPECS])
-def test_split_backward_specs(spec):
-    harness.test_spec_forward_and_shape(spec)
-    harness.test_spec_gradient_finite_difference(spec)
 
 
 @settings(max_examples=30, deadline=None)
