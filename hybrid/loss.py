@@ -76,6 +76,10 @@ class Loss(HybridBlock):
     def _batch_mean(self, F, loss):
         return F.mean(loss, axis=self._batch_axis, exclude=True)
 
+    def _weighted_batch_mean(self, F, loss, sample_weight):
+        """The common tail of most losses: weighting, then the mean over all but the batch axis."""
+        return self._batch_mean(F, _apply_weighting(F, loss, self._weight, sample_weight))
+
 
 class L2Loss(Loss):
     r"""Mean squared error: ``L = 1/2 * (label - pred)^2``, averaged over all but the batch axis.
@@ -131,8 +135,7 @@ class L1Loss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
         loss = F.abs(label - pred)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 class SigmoidBinaryCrossEntropyLoss(Loss):
@@ -186,8 +189,7 @@ class SigmoidBinaryCrossEntropyLoss(Loss):
             else:
                 loss = -(F.broadcast_mul(F.log(pred + eps) * label, pos_weight)
                          + F.log(1. - pred + eps) * (1. - label))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 SigmoidBCELoss = SigmoidBinaryCrossEntropyLoss
@@ -312,8 +314,7 @@ class HuberLoss(Loss):
         label = _reshape_like(F, label, pred)
         loss = F.abs(label - pred)
         loss = F.where(loss > self._rho, loss - 0.5 * self._rho, (0.5 / self._rho) * F.square(loss))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 class HingeLoss(Loss):
@@ -344,8 +345,7 @@ class HingeLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
         loss = F.relu(self._margin - pred * label)
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 class SquaredHingeLoss(Loss):
@@ -376,8 +376,7 @@ class SquaredHingeLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
         loss = F.square(F.relu(self._margin - pred * label))
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 class LogisticLoss(Loss):
@@ -413,8 +412,7 @@ class LogisticLoss(Loss):
         if self._label_format == "signed":
             label = (label + 1.0) / 2.0  # labels -1/1 become 0/1
         loss = F.relu(pred) - pred * label + F.Activation(-F.abs(pred), act_type="softrelu")
-        loss = _apply_weighting(F, loss, self._weight, sample_weight)
-        return self._batch_mean(F, loss)
+        return self._weighted_batch_mean(F, loss, sample_weight)
 
 
 class TripletLoss(Loss):
