@@ -112,8 +112,9 @@ class CrossEntropy(EvalMetric):
 
 
 @alias("nll_loss")
-class NegativeLogLikelihood(EvalMetric):
-    """Negative log-likelihood of the label's predicted probability, averaged over samples.
+class NegativeLogLikelihood(CrossEntropy):
+    """Negative log-likelihood of the label's predicted probability, averaged over samples
+    (the same quantity as CrossEntropy under MXNet's other name).
 
     Parameters
     ----------
@@ -125,13 +126,7 @@ class NegativeLogLikelihood(EvalMetric):
 
     def __init__(self, eps: float = 1e-12, name: str = "nll-loss", output_names: list | None = None,
                  label_names: list | None = None):
-        super().__init__(name, eps=eps, output_names=output_names, label_names=label_names, has_global_stats=True)
-        self.eps = eps
-
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            self._add(*_label_log_prob(label, pred, self.eps))
+        super().__init__(eps, name, output_names, label_names)
 
 
 @alias("pearsonr")
