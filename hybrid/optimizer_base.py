@@ -215,6 +215,10 @@ class Optimizer:
 
     def _get_lrs(self, indices: list) -> list:
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
+        return self._scaled_lrs(lr, indices)
+
+    def _scaled_lrs(self, lr: float, indices: list) -> list:
+        """`lr` times each index's multiplier (Parameter.lr_mult, set_lr_mult, or by name)."""
         lrs = [lr] * len(indices)
         for i, index in enumerate(indices):
             if index in self.param_dict:

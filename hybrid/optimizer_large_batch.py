@@ -65,15 +65,7 @@ class LARS(_SGDStates, Optimizer):
         if self.cur_lr is None:
             self.last_lr = lr
         self.cur_lr = lr
-        lrs = [lr] * len(indices)
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                lrs[i] *= self.param_dict[index].lr_mult
-            elif index in self.lr_mult:
-                lrs[i] *= self.lr_mult[index]
-            elif index in self.idx2name:
-                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
-        return lrs
+        return self._scaled_lrs(lr, indices)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
         self.wd_mult = {}
