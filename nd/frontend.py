@@ -11,11 +11,12 @@ from .registry import all_names
 _NOT_FLUENT = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity"}
 
 
-def install(namespace: dict, internal: types.ModuleType, array_cls: type) -> None:
-    """Put a function for every registered name into `namespace` (public names),
-    `internal` (every name, as `nd._internal`), and fluent methods on the array class."""
+def install(namespace: dict, internal: types.ModuleType, array_cls: type, factory=make_nd_function) -> None:
+    """Put a function made by `factory(op, name)` for every registered name into
+    `namespace` (public names), `internal` (every name, as `nd._internal`), and fluent
+    methods on the array class. The symbol front end calls it with its own factory."""
     for name, op in all_names().items():
-        fn = make_nd_function(op, name)
+        fn = factory(op, name)
         setattr(internal, name, fn)
         if name.startswith("_"):
             continue

@@ -6,12 +6,11 @@ import types
 from collections.abc import Callable
 
 from nd import dispatch
-from nd.dispatch import bind_call, make_nd_function, op_docstring, op_signature
-from nd.registry import OpDef, all_names
+from nd.dispatch import bind_call, op_docstring, op_signature
+from nd.frontend import install as install_functions
+from nd.registry import OpDef
 
 from .symbol import Symbol, create
-
-_NOT_FLUENT = {"zeros", "ones", "full", "empty", "arange", "linspace", "eye", "identity"}
 
 
 def make_sym_function(op: OpDef, fname: str | None = None) -> Callable:
@@ -36,23 +35,9 @@ def _symbolic_invoke(op, inputs, given, name, extra):
 
 
 def install(namespace: dict, internal: types.ModuleType) -> None:
+    """Symbol functions and fluent methods from the registry (the same installer as nd's)."""
     dispatch.set_symbolic_invoke(_symbolic_invoke)
-    for name, op in all_names().items():
-        fn = make_sym_function(op, name)
-        setattr(internal, name, fn)
-        if name.startswith("_"):
-            continue
-        namespace.setdefault(name, fn)
-        if op.fluent and name.islower() and name not in _NOT_FLUENT and not hasattr(Symbol, name):
-            setattr(Symbol, name, _method(fn))
+    install_functions(namespace, internal, Symbol, make_sym_function)
 
 
-def _method(fn):
-    def method(self, *args, **kwargs):
-        return fn(self, *args, **kwargs)
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
-__all__ = ["make_sym_function", "install", "make_nd_function"]
+__all__ = ["make_sym_function", "install"]
