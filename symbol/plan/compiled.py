@@ -30,9 +30,10 @@
   call uses one arena (MXNet's static_alloc: fastest, one call at a time).
 * A new input signature (shapes, dtypes) re-runs the passes, inference and
   planning for that signature only (cached; never a retrace). The first call of
-  a signature runs the schedule step by step, recording which kernels return
-  views of their inputs, and plans memory from that; later calls run the
-  generated code of `codegen.py`.
+  a signature runs the schedule step by step (dropping each value after its
+  last use: calibration.py), recording which kernels return views of their
+  inputs, and plans memory from that; later calls run the generated code of
+  `codegen.py`.
 
 Each variant is one `Plan`: a schedule (schedule.py) with its memory plan
 (memory.py), its generated forward and backward functions and its arenas.
@@ -50,6 +51,7 @@ from nd.backend import Context
 from nd.errors import MXNetError
 
 from ..graph import Entry, Node, topo_sort
+from .calibration import Calibration, dead_after
 from .codegen import Segment, generate_backward, generate_forward
 from .memory import POOL, MemoryPlan, plan_memory, validate_plan
 from .mirror import mirror_schedule
@@ -74,9 +76,12 @@ def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError
 # -- passes ------------------------------------------------------------------------------------
 
 def run_passes(heads: list[Entry], *, for_training: bool, shapes: dict, dtypes: dict,
-               disable: Sequence[str] = (), lint: bool = False) -> tuple[list[Entry], dict, list[str]]:
+               disable: Sequence[str] = (), lint: bool = False, params: dict | None = None
+               ) -> tuple[list[Entry], dict, list[str]]:
     """Run symbol/passes' default pipeline when that package is present.
 
+    `params` (numpy arrays by variable name) are frozen at inference: their values may be
+    folded into the graph (BatchNorm into the Convolution before it); ignored for training.
     Returns (new heads, new constant parameters by name, names of the passes that ran).
     """
     try:
@@ -84,19 +89,20 @@ def run_passes(heads: list[Entry], *, for_training: bool, shapes: dict, dtypes: 
     except ImportError:
         return heads, {}, []
     new_heads, new_params = passes.optimize(heads, for_training=for_training, disable=tuple(disable),
-                                            lint=lint, shapes=shapes, dtypes=dtypes)
+                                            lint=lint, shapes=shapes, dtypes=dtypes,
+                                            params=None if for_training else params)
     pipeline = passes.DEFAULT_TRAINING if for_training else passes.DEFAULT_INFERENCE
     return list(new_heads), dict(new_params), [p for p in pipeline if p not in disable]
 
 
 def lower(heads: Sequence[Entry], inputs: Sequence[str | Node], shapes: Sequence, dtypes: Sequence, *,
           wrt: Sequence[str | Node] = (), passes: bool = False, for_training: bool = True, mirror: bool = False,
-          disable: Sequence[str] = (), lint: bool = False, ctx: Context | None = None
-          ) -> tuple[Schedule, list[str]]:
+          disable: Sequence[str] = (), lint: bool = False, ctx: Context | None = None,
+          params: dict | None = None) -> tuple[Schedule, list[str]]:
     """Graph -> (Schedule, passes that ran): passes, backward for `wrt`, inference, mirror.
 
     `inputs` / `wrt` are variable nodes or names; after graph passes variables
-    are matched by name (a pass may rebuild them).
+    are matched by name (a pass may rebuild them). `params`: see `run_passes`.
     """
     heads = list(heads)
     names = [x if isinstance(x, str) else x.name for x in inputs]
@@ -107,7 +113,7 @@ def lower(heads: Sequence[Entry], inputs: Sequence[str | Node], shapes: Sequence
             heads, for_training=for_training or bool(wrt),
             shapes={n: tuple(s) for n, s in zip(names, shapes) if s is not None},
             dtypes={n: np.dtype(t) for n, t in zip(names, dtypes) if t is not None},
-            disable=disable, lint=lint)
+            disable=disable, lint=lint, params=params)
         changed = new_heads != heads
         heads = new_heads
     else:
@@ -147,69 +153,6 @@ def lower(heads: Sequence[Entry], inputs: Sequence[str | Node], shapes: Sequence
 
 
 # -- one planned variant ----------------------------------------------------------------------
-
-class _Calibration:
-    """What the step-by-step first run saw: views, unwritable results, wrong shapes."""
-
-    def __init__(self, sched: Schedule, xp):
-        self.sched, self.xp = sched, xp
-        self.aliases: dict[int, set[int]] = {}
-        self.not_writable: set[int] = set()
-        self.bad: set[int] = set()
-        self.share = getattr(xp, "may_share_memory", None)
-        self.forward_runs = 0
-        self.observed: set[int] = set()
-
-    def _may_share(self, a, b) -> bool:
-        if not hasattr(a, "shape") or not hasattr(b, "shape"):
-            return False
-        if self.share is not None:
-            try:
-                return bool(self.share(a, b))
-            except (TypeError, ValueError):
-                return True
-        return True
-
-    def observe(self, st: Step, args: list, res: Sequence) -> None:
-        sched = self.sched
-        self.observed.update(st.outputs)
-        for j, (e, r) in enumerate(zip(st.outputs, res)):
-            if not hasattr(r, "shape") or tuple(r.shape) != tuple(sched.shapes[e] or ()) \
-                    or sched.dtypes[e] is None or r.dtype != sched.dtypes[e]:
-                self.bad.add(e)
-            flags = getattr(r, "flags", None)
-            if flags is None or not flags.c_contiguous or not getattr(flags, "writeable", True):
-                self.not_writable.add(e)
-            for x, a in zip(st.inputs, args):
-                if self._may_share(r, a):
-                    self.aliases.setdefault(e, set()).add(x)
-            for e2, r2 in zip(st.outputs[:j], res[:j]):
-                if self._may_share(r, r2):
-                    self.aliases.setdefault(e, set()).add(e2)
-
-    def assume_unobserved(self) -> None:
-        """Steps never run (a backward not seen yet): results of kernels that allocate are taken
-        to be views of their inputs and are never written in place (safe, if less frugal)."""
-        ext = self.sched.external()
-        for st in self.sched.steps:
-            if st.op.writes_out or all(o in self.observed for o in st.outputs):
-                continue
-            for o in st.outputs:
-                if o not in self.observed:
-                    self.aliases.setdefault(o, set()).update(i for i in st.inputs if i not in ext)
-                    self.not_writable.add(o)
-
-    def poolable(self) -> set[int]:
-        """Entries the compiled code may write through `out=`."""
-        sched = self.sched
-        ext = sched.external()
-        out = set()
-        for st in sched.steps:
-            if not st.op.writes_out or any(o in self.bad or not sched.known(o) for o in st.outputs):
-                continue
-            out.update(o for o in st.outputs if o not in ext)
-        return out
-
 
 class _Arena:
     """The pooled buffers of one call: storages and per-entry views for each segment."""
@@ -260,7 +203,8 @@ class Plan:
         self.passes_ran = list(passes_ran)
         self.saved = sched.saved() if sched.has_backward else []
         self._lock = threading.Lock()
-        self._calib: _Calibration | None = _Calibration(sched, self.xp)
+        self._calib: Calibration | None = Calibration(sched, self.xp)
+        self._dead: dict[int, tuple[int, ...]] | None = None
         self.memory: MemoryPlan | None = None
         self.fwd: Segment | None = None
         self.bwd: Segment | None = None
@@ -424,9 +368,16 @@ class Plan:
     # -- the step-by-step path (first call of a signature, monitors, retained backward) ----------
     def interpret(self, steps: Sequence[tuple[int, Step]], env: dict, is_train: bool,
                   observe=None, monitor=None) -> None:
-        """Run steps one by one on `env` (entry id -> array); kernels allocate their results."""
+        """Run steps one by one on `env` (entry id -> array); kernels allocate their results.
+
+        Entries nothing reads later are dropped from `env` after their last step, so
+        the run holds only live values (about the eager peak, not every intermediate).
+        """
         xp = self.xp
-        for _, st in steps:
+        if self._dead is None:
+            self._dead = dead_after(self.sched)
+        dead = self._dead
+        for k, st in steps:
             args = [env[i] for i in st.inputs]
             try:
                 res = st.op.compute(xp, st.attrs, args, is_train)
@@ -441,6 +392,8 @@ class Plan:
                 observe(st, args, res)
             if monitor is not None:
                 monitor(st, env)
+            for e in dead.get(k, ()):
+                env.pop(e, None)
 
     def start_env(self, inputs: Sequence) -> dict:
         env = dict(self.sched.constants)
@@ -467,6 +420,8 @@ class Plan:
         return outs, Saved(self, None, None, is_train, env=keep)
 
     def _backward_interpreted(self, saved: Saved, hg: list, retain_graph: bool, monitor=None) -> list:
+        """The backward step by step. A consuming call lets go of `saved` first, so each saved
+        activation is freed at its last use (as in the compiled backward), not at the end."""
         sched = self.sched
         env = dict(saved.env) if saved.env is not None else dict(zip(self.saved, saved.values))
         env.update(sched.constants)
@@ -474,15 +429,18 @@ class Plan:
             if h is not None:
                 env[h] = g
         calib = self._calib if saved.env is not None else None
-        nf = sched.n_forward
-        self.interpret(list(enumerate(sched.backward_steps, start=nf)), env, saved.is_train,
-                       observe=None if calib is None else calib.observe, monitor=monitor)
-        if not retain_graph and not self.retain:
+        consume = not retain_graph and not self.retain
+        if consume:
             saved.consumed = True
-            if saved.arena is not None:
+            saved.env = saved.values = None
+        nf = sched.n_forward
+        try:
+            self.interpret(list(enumerate(sched.backward_steps, start=nf)), env, saved.is_train,
+                           observe=None if calib is None else calib.observe, monitor=monitor)
+        finally:
+            if consume and saved.arena is not None:
                 self._give_arena(saved.arena)
                 saved.arena = None
-            saved.env = saved.values = None
         if calib is not None:
             self._finish_calibration()
         return [None if g is None else env[g] for g in sched.grads]
@@ -561,8 +519,9 @@ class CompiledGraph:
     def __init__(self, heads: Sequence[Entry], input_names: Sequence[str], *, for_training: bool,
                  ctx: Context, static_alloc: bool = False, passes: bool = True,
                  wrt: Sequence[str] | None = None, mirror: bool = False, disable: Sequence[str] = (),
-                 pool_grads: bool | None = None):
+                 pool_grads: bool | None = None, params: dict | None = None):
         self.heads = list(heads)
+        self.params = params
         self.input_names = list(input_names)
         self.for_training = for_training
         self.ctx = ctx
@@ -604,7 +563,8 @@ class CompiledGraph:
         training = record or is_train
         sched, ran = lower(self.heads, self.input_names, shapes, dtypes,
                            wrt=self.wrt if record else (), passes=self.passes, for_training=training,
-                           mirror=self.mirror and record, disable=self.disable, ctx=self.ctx)
+                           mirror=self.mirror and record, disable=self.disable, ctx=self.ctx,
+                           params=self.params)
         return Plan(sched, self.ctx, static=self.static_alloc, pool_grads=self.pool_grads, label="hybrid",
                     passes_ran=ran)
 
@@ -685,16 +645,21 @@ def _mb(nbytes: int) -> str:
 def compile_graph(heads: Sequence[Entry], input_names: Sequence[str], *, for_training: bool,
                   shapes: Sequence | None = None, dtypes: Sequence | None = None, ctx: Context | None = None,
                   static_alloc: bool = False, passes: bool = True, wrt: Sequence[str] | None = None,
-                  mirror: bool = False, disable: Sequence[str] = (), pool_grads: bool | None = None
-                  ) -> CompiledGraph:
+                  mirror: bool = False, disable: Sequence[str] = (), pool_grads: bool | None = None,
+                  params: dict | None = None) -> CompiledGraph:
     """Compile `heads` (graph entries) taking `input_names` variables as inputs.
+
+    `params` (numpy arrays by input name) are frozen into the inference variants: the
+    passes may fold their values into new constants (BatchNorm into the Convolution or
+    FullyConnected before it); the caller must not change them afterwards (the inputs of
+    those names are then ignored). Training variants never use them.
 
     `shapes` / `dtypes` (optional) pre-build the variant of that signature so the
     first call does not pay for lowering; other signatures are built on demand.
     """
     cg = CompiledGraph(heads, input_names, for_training=for_training, ctx=ctx or Context("cpu"),
                        static_alloc=static_alloc, passes=passes, wrt=wrt, mirror=mirror, disable=disable,
-                       pool_grads=pool_grads)
+                       pool_grads=pool_grads, params=params)
     if shapes is not None and dtypes is not None and all(s is not None for s in shapes):
         cg.last_plan = cg.plan_for(shapes, dtypes, is_train=False, record=False)
     return cg
