@@ -49,6 +49,8 @@ class OpDef:
         self.name = name
         self.aliases = tuple(aliases)
         self._inputs = inputs if callable(inputs) else _const(tuple(inputs))
+        #: the input names when they do not depend on the attributes (the common case)
+        self.static_inputs: tuple | None = None if callable(inputs) else tuple(inputs)
         self.aux = tuple(aux)
         self._outputs = outputs if callable(outputs) else _const(tuple(outputs))
         if num_visible_outputs is None:

@@ -174,17 +174,6 @@ def run_schedule(xp, prog: Program, arrays: tuple, out):
     return out
 
 
-class _StepAttrs(Attrs):
-    """A step's Attrs whose values are also plain instance attributes: kernels read `a.scalar`
-    on every call, and an instance-dict hit is ~10x cheaper than `Attrs.__getattr__`."""
-
-    def __init__(self, a: Attrs):
-        super().__init__(a._values, a._given)
-        for k, v in a._values.items():
-            if k.isidentifier() and not hasattr(Attrs, k):
-                self.__dict__[k] = v
-
-
 def schedule_source(prog: Program) -> tuple[str, dict]:
     """The schedule as the source of one function `run(xp, out, r0, r1, ...)` with its namespace:
     one kernel call per step with the step's buffer as `out=`, temporaries allocated on entry."""
@@ -194,7 +183,7 @@ def schedule_source(prog: Program) -> tuple[str, dict]:
     ns: dict = {}
     for j, (s, dest) in enumerate(zip(prog.steps, prog.dests)):
         me, operands = f"r{prog.num_args + j}", ", ".join(f"r{r}" for r in s.refs)
-        ns[f"A{j}"] = _StepAttrs(s.attrs)
+        ns[f"A{j}"] = s.attrs
         if dest is None:
             ns[f"C{j}"] = s.op.compute
             lines.append(f"    {me} = C{j}(xp, A{j}, [{operands}])[0]")

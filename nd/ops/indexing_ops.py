@@ -19,6 +19,7 @@ import numpy as np
 
 from ..attrs import Attr
 from ..errors import AttrError, DTypeError, MXNetError, ShapeError
+from ..fastpath import clip_index, scatter_last_axis, take_last_axis
 from ..registry import ZERO_GRAD, merge_shape, register, shape_known
 
 # dtypes MXNet's dtype enums accept (bfloat16 has no numpy equivalent here)
@@ -53,7 +54,7 @@ def as_index(xp, idx):
 def apply_mode(xp, op: str, idx, n: int, mode: str):
     """Bring integer positions into [0, n) the way `mode` says."""
     if mode == "clip":
-        return xp.clip(idx, 0, max(n - 1, 0))
+        return clip_index(xp, idx, max(n - 1, 0))
     if mode == "wrap":
         return xp.mod(idx, n)
     if idx.size and bool(xp.any((idx < 0) | (idx >= n))):
@@ -288,8 +289,10 @@ def pick(xp, a, data, index):
     """Picks one element per position along `axis`, at the positions in `index`."""
     out_shape, _, kept = _pick_shapes(a, data.shape)
     ax = _pick_axis(a, data.ndim)
-    idx = apply_mode(xp, "pick", as_index(xp, index), data.shape[ax], a.mode).reshape(kept)
-    return (xp.take_along_axis(data, idx, axis=ax).reshape(out_shape),)
+    idx = apply_mode(xp, "pick", as_index(xp, index), data.shape[ax], a.mode)
+    if ax == data.ndim - 1:
+        return (take_last_axis(xp, data, idx.reshape(kept[:-1])).reshape(out_shape),)
+    return (xp.take_along_axis(data, idx.reshape(kept), axis=ax).reshape(out_shape),)
 
 
 @pick.def_gradient
@@ -314,7 +317,11 @@ def _backward_pick(xp, a, ograd, index, data):
     _, _, kept = _pick_shapes(a, data.shape)
     ax = _pick_axis(a, data.ndim)
     n = data.shape[ax]
-    idx = apply_mode(xp, "pick", as_index(xp, index), n, a.mode).reshape(kept)
+    idx = apply_mode(xp, "pick", as_index(xp, index), n, a.mode)
+    if ax == data.ndim - 1:
+        return (scatter_last_axis(xp, ograd.astype(data.dtype, copy=False), idx.reshape(kept[:-1]),
+                                  data.shape, data.dtype),)
+    idx = idx.reshape(kept)
     positions = xp.arange(n).reshape((1,) * ax + (n,) + (1,) * (data.ndim - ax - 1))
     g = ograd.reshape(kept).astype(data.dtype, copy=False)
     return (xp.where(positions == idx, g, data.dtype.type(0)),)

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..attrs import Attr
 from ..errors import AttrError, DTypeError, ShapeError
+from ..fastpath import reduce_keepdims
 from ..registry import ZERO_GRAD, register, same_shape
 from .nn import _given, _merge, _norm_axis, _prod, _sigmoid
 
@@ -56,14 +57,14 @@ def softmax_kernel(xp, x, axis: int, temperature: float | None = None, *, negate
         ar = xp.arange(x.shape[axis]).reshape((-1,) + (1,) * (x.ndim - axis - 1))
         valid = ar < xp.expand_dims(length, axis)
         z = xp.where(valid, z, z.dtype.type(-np.inf))
-    zmax = z.max(axis=axis, keepdims=True)
+    zmax = reduce_keepdims(xp, "max", z, axis)
     if valid is not None:
         zmax = xp.where(xp.isfinite(zmax), zmax, zmax.dtype.type(0))
     z = z - zmax
     e = xp.exp(z)
-    s = e.sum(axis=axis, keepdims=True)
+    s = reduce_keepdims(xp, "sum", e, axis)
     if log:
-        out = z - xp.log(s)
+        out = xp.subtract(z, xp.log(s), out=z)   # z is a new array here
     elif valid is not None:
         out = xp.where(valid, e / xp.where(s > 0, s, s.dtype.type(1)), e.dtype.type(0))
     else:

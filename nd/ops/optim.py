@@ -174,9 +174,12 @@ def _grad_into(xp, a, g, s, *, w=None, wd: float = 0.0):
 
 
 def _lr_grad_into(xp, a, g, s):
-    """lr * _grad(g) (no weight decay) into the scratch buffer `s`."""
-    if a.rescale_grad == 1.0 and a.clip_gradient < 0:
-        return xp.multiply(g, a.lr, out=s)
+    """lr * _grad(g) (no weight decay) into the scratch buffer `s`. Without clipping this is
+    MXNet's `(lr * rescale_grad) * grad`: the two factors multiplied first, in grad's dtype,
+    then one pass over the gradient."""
+    if a.clip_gradient < 0 and g.dtype == s.dtype:
+        dt = g.dtype.type
+        return xp.multiply(g, dt(a.lr) * dt(a.rescale_grad), out=s)
     _grad_into(xp, a, g, s)
     s *= a.lr
     return s

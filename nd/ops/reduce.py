@@ -23,6 +23,7 @@ import numpy as np
 
 from ..attrs import Attr, Attrs
 from ..errors import ShapeError
+from ..fastpath import broadcast_copy, mean_keepdims, reduce_keepdims
 from ..registry import ZERO_GRAD, OpDef, add_op, register, same_shape
 
 # ---------------------------------------------------------------------------
@@ -35,7 +36,7 @@ def sum_to_shape(xp, g, shape: tuple):
         return g
     lead = g.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape) if d == 1 and g.shape[i + lead] != 1)
-    out = g.sum(axis=axes, keepdims=True) if axes else g
+    out = reduce_keepdims(xp, "sum", g, axes) if axes else g
     return out.reshape(shape)
 
 
@@ -123,7 +124,7 @@ def _need_nonempty(op: str, x, axes) -> None:
 
 
 def _k_sum(xp, x, axes):
-    return xp.sum(x, axis=axes, keepdims=True, dtype=_accumulator(x)).astype(x.dtype, copy=False)
+    return reduce_keepdims(xp, "sum", x, axes, _accumulator(x)).astype(x.dtype, copy=False)
 
 
 def _k_mean(xp, x, axes):
@@ -136,21 +137,21 @@ def _k_mean(xp, x, axes):
         return q + ((s % x.dtype.type(n) != 0) & (s < 0)).astype(x.dtype)
     if n == 0:  # the mean of nothing is NaN (numpy would also warn)
         return xp.full(keepdims_shape(x.shape, axes), np.nan, dtype=x.dtype)
-    return xp.mean(x, axis=axes, keepdims=True, dtype=_accumulator(x)).astype(x.dtype, copy=False)
+    return mean_keepdims(xp, x, axes, n, _accumulator(x)).astype(x.dtype, copy=False)
 
 
 def _k_prod(xp, x, axes):
-    return xp.prod(x, axis=axes, keepdims=True, dtype=_accumulator(x)).astype(x.dtype, copy=False)
+    return reduce_keepdims(xp, "prod", x, axes, _accumulator(x)).astype(x.dtype, copy=False)
 
 
 def _k_max(xp, x, axes):
     _need_nonempty("max", x, axes)
-    return xp.max(x, axis=axes, keepdims=True)
+    return reduce_keepdims(xp, "max", x, axes)
 
 
 def _k_min(xp, x, axes):
     _need_nonempty("min", x, axes)
-    return xp.min(x, axis=axes, keepdims=True)
+    return reduce_keepdims(xp, "min", x, axes)
 
 
 def _k_nansum(xp, x, axes):
@@ -297,7 +298,7 @@ def _unreduce_op(xp, a, data, like):
     if a.normalize:
         n = math.prod(like.shape[i] for i in axes)
         r = r / r.dtype.type(max(n, 1)) if r.dtype.kind == "f" else r // max(n, 1)
-    return (xp.broadcast_to(r.astype(like.dtype, copy=False), like.shape).copy(),)
+    return (broadcast_copy(xp, r.astype(like.dtype, copy=False), like.shape, like.dtype),)
 
 
 @_unreduce_op.def_gradient
