@@ -17,6 +17,10 @@ from .errors import AutogradError
 # whether the backward now running keeps its graph (compiled graphs keep their saved state)
 _RETAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("hybridgraph_retain_graph", default=False)
 
+# the leaves whose gradient buffer the running backward() handed to a writer (None: no
+# direct writes, e.g. inside autograd.grad, which must leave `.grad` untouched)
+_CLAIMED: contextvars.ContextVar[set | None] = contextvars.ContextVar("hybridgraph_grad_buffers", default=None)
+
 # (is_recording, is_training)
 _STATE: contextvars.ContextVar[tuple[bool, bool]] = contextvars.ContextVar(
     "hybridgraph_autograd", default=(False, False))
@@ -92,6 +96,24 @@ class Leaf:
         self.grad = grad
         self.grad_req = grad_req
         self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
+
+
+def claim_grad_buffer(x) -> Any:
+    """The backend array of `x`'s gradient buffer, for a gradient function that can write its
+    result there directly (a compiled backward), or None.
+
+    Only inside `backward()`, for a variable with grad_req 'write', and once per backward: a
+    second writer would overwrite the first one's contribution (their sum then goes through
+    the usual accumulation). A contribution written in place is returned as usual, wrapping
+    the buffer itself; `backward()` then skips its copy."""
+    claimed = _CLAIMED.get()
+    if claimed is None:
+        return None
+    leaf = x._ag
+    if type(leaf) is not Leaf or leaf.grad_req != "write" or leaf.grad is None or id(leaf) in claimed:
+        return None
+    claimed.add(id(leaf))
+    return leaf.grad._data
 
 
 class TapeNode:
@@ -226,14 +248,18 @@ def _propagate(order, grads, accumulate, retain_graph: bool, create_graph: bool,
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True) -> None:  # noqa: A002
     """Compute gradients of heads and store them into the variables' `.grad`."""
     heads, head_grads = _as_list(heads), _as_list(head_grads)
-    leaves = _run_backward(heads, head_grads, retain_graph, False, train_mode)
+    token = _CLAIMED.set(set())
+    try:
+        leaves = _run_backward(heads, head_grads, retain_graph, False, train_mode)
+    finally:
+        _CLAIMED.reset(token)
     for leaf, g in leaves.values():
         if leaf.grad is None:
             continue
         leaf.fresh = True
         if leaf.grad_req == "add":
             leaf.grad._data += g._data
-        else:
+        elif g._data is not leaf.grad._data:   # not already written there (claim_grad_buffer)
             leaf.grad._data[...] = g._data
 
 

@@ -44,11 +44,22 @@ class Segment:
         return self.line_step.get(lineno)
 
 
+def _destination(xp) -> Callable:
+    """`dest(d, spec)`: the caller's destination array `d`, or a new array of `spec`."""
+    empty = xp.empty
+
+    def dest(d, spec):
+        return empty(*spec) if d is None else d
+    return dest
+
+
 class _Writer:
-    def __init__(self, sched: Schedule, plan: MemoryPlan, xp, bound: dict | None = None):
+    def __init__(self, sched: Schedule, plan: MemoryPlan, xp, bound: dict | None = None,
+                 dests: dict | None = None):
         self.sched, self.plan, self.xp = sched, plan, xp
         self.bound = dict(bound or {})
-        self.ns: dict = {"xp": xp, "empty": xp.empty}
+        self.dests = dict(dests or {})   # fresh gradient entry -> its slot in the call's `D`
+        self.ns: dict = {"xp": xp, "empty": xp.empty, "dest": _destination(xp)}
         self.lines: list[str] = []
         self.line_step: dict[int, int] = {}
         self.buffers: list[int] = []
@@ -68,7 +79,8 @@ class _Writer:
     def out_tuple(self, st: Step) -> str | None:
         """`out=(...)` for a kernel that writes into planned buffers; None to let it allocate."""
         plan = self.plan
-        if not st.op.writes_out or not any(o in plan.written or o in self.bound for o in st.outputs):
+        if not st.op.writes_out or not any(o in plan.written or o in self.bound or o in self.dests
+                                           for o in st.outputs):
             return None
         parts = []
         for o in st.outputs:
@@ -83,7 +95,7 @@ class _Writer:
             else:
                 key = f"S{o}"
                 self.ns[key] = (tuple(self.sched.shapes[o]), np.dtype(self.sched.dtypes[o]))
-                parts.append(f"empty(*{key})")
+                parts.append(f"dest(D[{self.dests[o]}], {key})" if o in self.dests else f"empty(*{key})")
         return "(" + ", ".join(parts) + ",)"
 
     def step(self, k: int, st: Step, used: set[int]) -> None:
@@ -131,14 +143,16 @@ def generate_forward(sched: Schedule, plan: MemoryPlan, xp, keep: list[int], lab
 
 def generate_backward(sched: Schedule, plan: MemoryPlan, xp, saved: list[int], clear_saved: bool,
                       label: str, bound: dict | None = None) -> Segment:
-    """`backward(S, HG, B, T) -> grads`: runs steps[n_forward:] from the saved entries `S` (a
+    """`backward(S, HG, B, T, D) -> grads`: runs steps[n_forward:] from the saved entries `S` (a
     list, emptied on entry when `clear_saved` so values die at their last use) and the head
-    gradients `HG` (one per output)."""
-    w = _Writer(sched, plan, xp, bound)
+    gradients `HG` (one per output). `D` holds one array or None per gradient: a gradient the
+    plan leaves unpooled is written straight into its array when given (the caller's
+    gradient buffer, so no copy follows); the returned gradient is then that array."""
+    w = _Writer(sched, plan, xp, bound, _fresh_gradient_slots(sched, plan, bound))
     nf = sched.n_forward
     returned = {g for g in sched.grads if g is not None}
     used = _used_entries(sched, returned)
-    w.emit("def backward(S, HG, B, T):")
+    w.emit("def backward(S, HG, B, T, D):")
     if saved:
         w.emit(f"    {''.join(w.name(e) + ', ' for e in saved)}= S")
         if clear_saved:
@@ -153,6 +167,19 @@ def generate_backward(sched: Schedule, plan: MemoryPlan, xp, saved: list[int], c
     w.emit(f"    return ({grads})")
     _buffer_unpack(w, buf_line)
     return _compile(w, label)
+
+
+def _fresh_gradient_slots(sched: Schedule, plan: MemoryPlan, bound: dict | None) -> dict:
+    """Gradient entry -> its first index in `sched.grads`, for gradients that get a new array
+    (neither pooled, nor in place, nor bound, nor an external value)."""
+    ext = sched.external()
+    slots: dict = {}
+    for j, g in enumerate(sched.grads):
+        if g is None or g in slots or g in ext or g in plan.written or g in plan.inplace \
+                or (bound and g in bound) or g in sched.constants:
+            continue
+        slots[g] = j
+    return slots
 
 
 def _emit_steps(w: _Writer, steps: list[Step], base: int, used: set[int], returned: set[int]) -> None:

@@ -340,7 +340,7 @@ class Plan:
             saved.consumed = True
         arena = saved.arena
         try:
-            grads = self.bwd.fn(values, hg, arena.bwd, saved.is_train)
+            grads = self.bwd.fn(values, hg, arena.bwd, saved.is_train, self._destinations(out, req))
             return _deliver(grads, out, req)
         except Exception as exc:
             raise self._error(self.bwd, exc) from exc
@@ -348,6 +348,23 @@ class Plan:
             if not self.retain:
                 saved.arena = None
                 self._give_arena(arena)
+
+    def _destinations(self, out: Sequence | None, req: str | Sequence[str]) -> tuple:
+        """Per gradient, the `out` array the generated backward may write directly: one given
+        for "write", of the gradient's exact shape and dtype, C-contiguous, used once."""
+        sched = self.sched
+        if out is None:
+            return (None,) * len(sched.grads)
+        reqs = [req] * len(out) if isinstance(req, str) else list(req)
+        dests, seen = [], set()
+        for g, dst, r in zip(sched.grads, out, reqs):
+            ok = (dst is not None and r == "write" and g is not None and id(dst) not in seen
+                  and tuple(dst.shape) == tuple(sched.shapes[g]) and dst.dtype == sched.dtypes[g]
+                  and dst.flags.c_contiguous)
+            dests.append(dst if ok else None)
+            if ok:
+                seen.add(id(dst))
+        return tuple(dests) + (None,) * (len(sched.grads) - len(dests))
 
     def _head_grads(self, given: Sequence) -> list:
         sched = self.sched
@@ -494,12 +511,13 @@ class Plan:
 
 
 def _deliver(grads: Sequence, out: Sequence | None, req: str | Sequence[str]) -> list:
-    """The gradients as a list, or written / added into `out` (returned) when given."""
+    """The gradients as a list, or written / added into `out` when given: then `out`'s arrays
+    are returned, and the gradient itself where `out` has None."""
     if out is None:
         return list(grads)
     reqs = [req] * len(grads) if isinstance(req, str) else list(req)
     for g, dst, r in zip(grads, out, reqs):
-        if dst is None or r == "null":
+        if dst is None or r == "null" or (g is dst and r == "write"):
             continue
         if r == "add":
             if g is not None:
@@ -508,7 +526,7 @@ def _deliver(grads: Sequence, out: Sequence | None, req: str | Sequence[str]) ->
             dst[...] = 0 if g is None else g
         else:
             raise ValueError(f"req must be 'write', 'add' or 'null', got {r!r}")
-    return list(out)
+    return [g if dst is None else dst for g, dst in zip(grads, out)]
 
 
 # -- the public object ------------------------------------------------------------------------
@@ -606,10 +624,21 @@ class CompiledGraph:
             for p, dst, r in zip(self._wrt_pos, out, reqs):
                 if p is not None:
                     wrt_out[p], wrt_req[p] = dst, r
-            saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
-            return list(out)
+            grads = saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
+            return list(out) if all(d is not None for d in out) else self._with_fresh(out, grads)
         grads = saved.plan.backward(saved, head_grads, retain_graph)
         return [None if p is None else grads[p] for p in self._wrt_pos]
+
+    def _with_fresh(self, out: Sequence, grads: Sequence) -> list:
+        """`out`, where it has no array: the gradient itself (a copy when pooled, as the arena
+        is reused by the next call)."""
+        res = []
+        for p, dst in zip(self._wrt_pos, out):
+            g = None if p is None else grads[p]
+            if dst is None and g is not None and self.pool_grads:
+                g = g.copy()
+            res.append(dst if dst is not None else g)
+        return res
 
     def memory_stats(self, plan: Plan | None = None) -> dict:
         """Bytes of the last variant that ran (planned, naive, lower bound, pooled, dynamic peak)."""
