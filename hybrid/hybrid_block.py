@@ -20,7 +20,7 @@ from symbol.tracer import current_trace
 from .block import Block
 from .cached_graph import CachedGraph
 from .parameter import DeferredInitializationError
-from .tracing import TracedGraph, flatten, generic_signature, regroup, signature, trace_block
+from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 
 
 class HybridBlock(Block):
@@ -112,9 +112,10 @@ class HybridBlock(Block):
         trace_block(self, args, {})
 
     def _call_cached(self, args: tuple, kwargs: dict) -> Any:
-        flat, _ = flatten((tuple(args), dict(kwargs)))
+        flat, _ = flatten_call(args, kwargs)
         mode = (autograd.is_training(), autograd.is_recording())
-        key, gkey = (signature(flat), mode), (generic_signature(flat), mode)
+        sig, gsig = signatures(flat)
+        key, gkey = (sig, mode), (gsig, mode)
         entry = self._cache.get(key) or self._cache.get(gkey)
         if entry is None:
             entry = self._build_cache(args, kwargs, key, gkey)
@@ -199,11 +200,11 @@ def _shapes_of(sig: tuple) -> list:
 
 
 def _has_symbol(args: tuple, kwargs: dict) -> bool:
-    flat, _ = flatten((tuple(args), dict(kwargs)))
+    flat, _ = flatten_call(args, kwargs)
     return any(isinstance(x, Symbol) for x in flat)
 
 
 def _has_ndarray(args: tuple, kwargs: dict) -> bool:
-    flat, _ = flatten((tuple(args), dict(kwargs)))
+    flat, _ = flatten_call(args, kwargs)
     return any(isinstance(x, nd.NDArray) for x in flat)
 

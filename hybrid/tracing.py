@@ -47,6 +47,18 @@ def flatten(args: Any) -> tuple[list, Any]:
                     f"Symbols, numbers or None; got {type(args).__name__}")
 
 
+def flatten_call(args: tuple, kwargs: dict) -> tuple[list, Any]:
+    """`flatten((args, kwargs))` of a call, with a shortcut for the common call (positional
+    arrays only) that gives the same result."""
+    if not kwargs:
+        for a in args:
+            if not isinstance(a, _LEAF_TYPES):
+                break
+        else:
+            return list(args), ("tuple", (("tuple", (0,) * len(args)), ("dict", (), ())))
+    return flatten((tuple(args), dict(kwargs)))
+
+
 def regroup(flat: list, fmt: Any) -> Any:
     """Inverse of flatten."""
     def build(it, fmt):
@@ -59,21 +71,20 @@ def regroup(flat: list, fmt: Any) -> Any:
     return build(iter(flat), fmt)
 
 
-def signature(flat: list) -> tuple:
-    """The cache key part of the inputs: (shape, dtype) of arrays, values of constants."""
-    out = []
+def signatures(flat: list) -> tuple[tuple, tuple]:
+    """The cache keys of the inputs: (shape, dtype) of arrays and values of constants, and
+    the same with only the rank of each array (for shape-generic graphs)."""
+    exact, generic = [], []
     for x in flat:
         if isinstance(x, nd.NDArray):
-            out.append((x.shape, x.dtype.str))
+            shape, dt = x.shape, x.dtype.str
+            exact.append((shape, dt))
+            generic.append((len(shape), dt))
         else:
-            out.append(("const", type(x).__name__, x if not isinstance(x, np.generic) else x.item()))
-    return tuple(out)
-
-
-def generic_signature(flat: list) -> tuple:
-    """Like `signature` with only the rank of each array (for shape-generic graphs)."""
-    return tuple((len(x.shape), x.dtype.str) if isinstance(x, nd.NDArray) else s
-                 for x, s in zip(flat, signature(flat)))
+            s = ("const", type(x).__name__, x if not isinstance(x, np.generic) else x.item())
+            exact.append(s)
+            generic.append(s)
+    return tuple(exact), tuple(generic)
 
 
 @dataclasses.dataclass
@@ -102,7 +113,7 @@ class TracedGraph:
 
 def trace_block(block: Any, args: tuple, kwargs: dict) -> TracedGraph:
     """Run the block's forward on tracers and return the resulting graph."""
-    flat, fmt = flatten((tuple(args), dict(kwargs)))
+    flat, fmt = flatten_call(args, kwargs)
     positions = [i for i, x in enumerate(flat) if isinstance(x, nd.NDArray)]
     names = ["data"] if len(positions) == 1 else [f"data{k}" for k in range(len(positions))]
     state = TraceState(block.name)
