@@ -98,12 +98,58 @@ def _softmax_type(a, dt, lt=None):
 
 
 def _softmax_vjp(F, y, g, axis: int, log: bool):
-    """Vector-Jacobian product of softmax (or log_softmax) at output y."""
-    if log:
-        s = F.sum(g, axis=(axis,), keepdims=True)
-        return F.elemwise_sub(g, F.broadcast_mul(F.exp(y), s))
-    s = F.sum(F.elemwise_mul(g, y), axis=(axis,), keepdims=True)
-    return F.elemwise_mul(y, F.broadcast_sub(g, s))
+    """Vector-Jacobian product of softmax (or log_softmax) at output y: one hidden op."""
+    return (F._backward_log_softmax if log else F._backward_softmax)(g, y, axis=axis)
+
+
+def _vjp_shape(a, gshape, yshape):
+    shape = _merge("_backward_softmax", "output", yshape, gshape)
+    return ([shape, shape], [shape]) if shape is not None else None
+
+
+_VJP_ATTRS = {"axis": Attr("int", -1, "The axis the softmax ran along.")}
+
+
+@register("_backward_softmax", inputs=("ograd", "output"), attrs=dict(_VJP_ATTRS), infer_shape=_vjp_shape,
+          doc="Gradient of softmax from its output y: y * (ograd - sum(ograd * y, axis)).")
+def _backward_softmax(xp, a, g, y):
+    ax = _norm_axis("_backward_softmax", a.axis, y.ndim)
+    s = reduce_keepdims(xp, "sum", g * y, ax)
+    return ((g - s) * y,)
+
+
+@_backward_softmax.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    g, y = inputs
+    og = ograds[0]
+    ax = (a.axis,)
+    # out = y * (g - s), s = sum(g * y): d/dg is the same vjp at y; d/dy = og * (g - s) - g * sum(og * y)
+    s = F.sum(F.elemwise_mul(g, y), axis=ax, keepdims=True)
+    t = F.sum(F.elemwise_mul(og, y), axis=ax, keepdims=True)
+    dy = F.elemwise_sub(F.elemwise_mul(og, F.broadcast_sub(g, s)), F.broadcast_mul(g, t))
+    return [F._backward_softmax(og, y, axis=a.axis), dy]
+
+
+@register("_backward_log_softmax", inputs=("ograd", "output"), attrs=dict(_VJP_ATTRS), infer_shape=_vjp_shape,
+          doc="Gradient of log_softmax from its output y: ograd - exp(y) * sum(ograd, axis).")
+def _backward_log_softmax(xp, a, g, y):
+    ax = _norm_axis("_backward_log_softmax", a.axis, y.ndim)
+    s = reduce_keepdims(xp, "sum", g, ax)
+    e = xp.exp(y)
+    e *= s
+    return (xp.subtract(g, e, out=e),)
+
+
+@_backward_log_softmax.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    g, y = inputs
+    og = ograds[0]
+    ax = (a.axis,)
+    # out = g - e * s, e = exp(y), s = sum(g): d/dg = og - sum(og * e); d/dy = -og * e * s
+    oe = F.elemwise_mul(og, F.exp(y))
+    dg = F.broadcast_sub(og, F.sum(oe, axis=ax, keepdims=True))
+    dy = F.negative(F.broadcast_mul(oe, F.sum(g, axis=ax, keepdims=True)))
+    return [dg, dy]
 
 
 def _softmax_gradient(negate: bool, log: bool):

@@ -177,6 +177,26 @@ def _softmax_spec(name, negate=False, log=False):
                   softmax_ref(x, axis, temperature, length, negate, log))
 
 
+def _softmax_vjp_case(draw):
+    shape = draw(shapes(max_dims=3, max_side=4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    x = draw(arr(shape))
+    return [draw(arr(shape)), softmax_ref(x, axis, None, None, False, False)], {"axis": axis}
+
+
+def _softmax_vjp_ref(g, y, axis=-1):
+    return y * (g - (g * y).sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_vjp_case(draw):
+    (g, y), attrs = _softmax_vjp_case(draw)
+    return [g, np.log(y)], attrs          # a log_softmax output
+
+
+def _log_softmax_vjp_ref(g, y, axis=-1):
+    return g - np.exp(y) * g.sum(axis=axis, keepdims=True)
+
+
 def _softmax_act_case(draw):
     mode = draw(st.sampled_from(["instance", "channel"]))
     shape = draw(shapes(min_dims=3 if mode == "channel" else 1, max_dims=4, max_side=3))
@@ -316,6 +336,8 @@ SPECS = [
     _softmax_spec("softmax"),
     _softmax_spec("log_softmax", log=True),
     _softmax_spec("softmin", negate=True),
+    OpSpec("_backward_softmax", case=_softmax_vjp_case, ref=_softmax_vjp_ref),
+    OpSpec("_backward_log_softmax", case=_log_softmax_vjp_case, ref=_log_softmax_vjp_ref),
     OpSpec("_nn_cast_like", case=lambda draw: ([draw(arr(shapes())), draw(arr((1,)))], {}),
            ref=lambda x, like: x, grad_inputs=(0,)),
     OpSpec("SoftmaxActivation", case=_softmax_act_case,
