@@ -6,6 +6,12 @@ code), once for inference and once for training when gradients are needed.
 A hybridized call records ONE node on the autograd tape; its backward runs the
 compiled backward graph with the activations the forward saved.
 
+Inference calls (not recording, predict mode) of a graph with BatchNorm after a
+Convolution / FullyConnected run a third variant compiled with the parameters'
+current values frozen, BatchNorm folded into the weights (`_Folded`). It is
+rebuilt at the first inference call after any parameter changes: the parameter
+buffers are watched (nd.writes) and compared by identity on every call.
+
 `HYBRIDGRAPH_INTERPRET=1` runs graphs node by node through the eager kernels
 instead (each kernel on the tape) — a debugging aid that gives the same results.
 """
@@ -17,8 +23,10 @@ from typing import Sequence
 
 import nd
 from nd import autograd
+from nd.backend import to_numpy
 from nd.dispatch import run_eager
 from nd.ndarray import NDArray
+from nd.writes import Watch, note_write
 from symbol.graph import IndexedGraph
 from symbol.infer import creation_shapes, is_open_creation
 from symbol.plan.compiled import CompiledGraph, compile_graph
@@ -26,6 +34,64 @@ from symbol.plan.compiled import CompiledGraph, compile_graph
 from .tracing import TracedGraph
 
 INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")
+
+#: a folded variant that served fewer inference calls than this before the parameters
+#: changed did not pay for its compilation: the next fold waits for more unchanged calls
+FOLD_YOUNG = 8
+#: the most unchanged inference calls a fold waits for (the wait doubles from 1)
+FOLD_MAX_PATIENCE = 64
+
+
+class _Folded:
+    """The inference state of one context: the parameter buffers it watches and, once
+    built, the variant compiled with their values frozen.
+
+    Valid while every parameter is the same buffer object as when it was built and no
+    write reached that memory (`Watch.stale`).
+    """
+
+    __slots__ = ("datas", "watch", "cg", "calls", "served")
+
+    def __init__(self, datas: tuple):
+        self.datas = datas                 # strong references: identities stay meaningful
+        self.watch = Watch(datas)
+        self.cg: CompiledGraph | None = None
+        self.calls = 0                     # inference calls since the parameters last changed
+        self.served = 0                    # of those, calls the folded variant ran
+
+    def valid(self, datas: tuple) -> bool:
+        if self.watch.stale:
+            return False
+        for a, b in zip(datas, self.datas):
+            if a is not b:
+                return False
+        return True
+
+
+def _folds_batchnorm(graph: IndexedGraph) -> bool:
+    """Whether some normalisation of the graph reads the output of an `affine_channel`
+    operator (what fold_batchnorm folds)."""
+    for n in graph.nodes:
+        if n.op is not None and n.op.inference_scale_shift is not None and n.inputs:
+            src = n.inputs[0][0]
+            if src.op is not None and src.op.affine_channel is not None:
+                return True
+    return False
+
+
+def _mutated_inputs(graph: IndexedGraph, names: list[str]) -> list[int]:
+    """Positions in `names` of the variables a training call may write in place: inputs at
+    a mutated position or an auxiliary state (BatchNorm's moving statistics, which
+    `_backward_BatchNorm` updates in the backward pass)."""
+    hit = set()
+    for n in graph.nodes:
+        if n.op is None:
+            continue
+        slots = n.op.input_names(n.attrs)
+        for pos, (src, _) in enumerate(n.inputs):
+            if src.op is None and (pos in n.op.mutate_inputs or (pos < len(slots) and slots[pos] in n.op.aux)):
+                hit.add(src.name)
+    return [i for i, name in enumerate(names) if name in hit]
 
 
 class CachedGraph:
@@ -47,6 +113,13 @@ class CachedGraph:
         # pass's own train mode (MXNet); a predict-mode recording can't know it in advance
         self._mode_dependent = any(n.op is not None and n.op.train_aware for n in graph.nodes)
         self.calls = 0
+        params = set(traced.param_names())
+        self._param_pos = [i for i, n in enumerate(self._input_names) if n in params]
+        self._mutated = _mutated_inputs(graph, self._input_names)
+        self._foldable = bool(self._param_pos) and _folds_batchnorm(graph)
+        self._folded: dict = {}            # ctx -> _Folded
+        self._patience = 0
+        self._last: CompiledGraph | None = None
 
     # -- compiled execution --------------------------------------------------------------
     def compiled(self, for_training: bool, ctx, wrt: tuple | None = None) -> CompiledGraph:
@@ -75,17 +148,76 @@ class CachedGraph:
             return self._interpret(arrays)  # rare: per-op tape, each backward in its own mode
         # gradients only for inputs connected to variables (not the batch, frozen parameters)
         wrt = tuple(n for n, a in zip(self._input_names, arrays) if a._ag is not None) if need_grad else None
-        cg = self.compiled(need_grad, ctx, wrt)
+        if self._foldable and not (recording or training):
+            cg = self._inference(arrays, ctx)
+        else:
+            cg = self.compiled(need_grad, ctx, wrt)
+        self._last = cg
         outs, saved = cg.forward([a._data for a in arrays], is_train=training, record=need_grad)
+        if training:
+            self._note_mutations(arrays)
         results = [NDArray._wrap(o, ctx) for o in outs]
         if need_grad:
             self._record(cg, saved, arrays, outs, results, ctx)
         return results
 
+    def _note_mutations(self, arrays: list[NDArray]) -> None:
+        """Report the in-place writes of a training forward or backward (nd.writes)."""
+        for i in self._mutated:
+            note_write(arrays[i]._data)
+
+    # -- inference with frozen parameters -------------------------------------------------
+    def _inference(self, arrays: list[NDArray], ctx) -> CompiledGraph:
+        """The folded inference variant while the parameters are unchanged, else (while a
+        new fold waits, see FOLD_YOUNG) the plain one."""
+        datas = tuple(arrays[i]._data for i in self._param_pos)
+        st = self._folded.get(ctx)
+        if st is not None and st.cg is not None and st.valid(datas):
+            st.served += 1                 # the hot path: a few identity checks
+            return st.cg
+        with self._lock:
+            st = self._current(ctx, datas)
+            st.calls += 1
+            if st.cg is None and st.calls > self._patience:
+                st.cg = self._compile_folded(st, ctx)
+            if st.cg is not None:
+                st.served += 1
+                return st.cg
+        return self.compiled(False, ctx, None)
+
+    def _current(self, ctx, datas: tuple) -> _Folded:
+        """The context's state for these parameter buffers; a new one (and a longer or
+        reset patience) when the parameters changed since the last call."""
+        st = self._folded.get(ctx)
+        if st is not None and st.valid(datas):
+            return st
+        if st is not None:
+            if st.cg is not None:
+                young = st.served < FOLD_YOUNG
+                self._patience = min(FOLD_MAX_PATIENCE, max(1, 2 * self._patience)) if young else 0
+            st.watch.close()
+        st = self._folded[ctx] = _Folded(datas)
+        return st
+
+    def _compile_folded(self, st: _Folded, ctx) -> CompiledGraph:
+        """Compile the inference variant with `st`'s parameter values frozen. The buffers are
+        read, not copied: the variant runs only while they are unchanged, and the watch,
+        made before they are read, reports any write from then on."""
+        values = {self._input_names[i]: to_numpy(d) for i, d in zip(self._param_pos, st.datas)}
+        return compile_graph(self.traced.symbol._outputs, self._input_names, for_training=False, ctx=ctx,
+                             static_alloc=self.static_alloc, params=values)
+
     def _record(self, cg: CompiledGraph, saved, arrays: list, outs: list, results: list, ctx) -> None:
         """Put one node on the tape whose backward is the compiled backward graph."""
+        wrt = set(cg.wrt)
+
         def grad_fn(_inputs, _outputs, ograds):
-            grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining())
+            # parameter gradients go straight into the parameters' .grad buffers when allowed
+            dests = [autograd.claim_grad_buffer(a) if n in wrt else None
+                     for n, a in zip(cg.input_names, arrays)]
+            grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(),
+                                out=dests if any(d is not None for d in dests) else None)
+            self._note_mutations(arrays)
             return [None if g is None else NDArray._wrap(g, ctx) for g in grads]
 
         node = autograd.TapeNode(grad_fn, arrays, outs, self.name)
@@ -93,7 +225,9 @@ class CachedGraph:
             r._ag = (node, i)
 
     def memory_stats(self) -> dict | None:
-        """Planned / naive / lower-bound bytes of the most recently compiled variant."""
+        """Planned / naive / lower-bound bytes of the variant that ran last."""
+        if self._last is not None and self._last.last_plan is not None:
+            return self._last.memory_stats()
         for cg in self._compiled.values():
             return cg.memory_stats()
         return None

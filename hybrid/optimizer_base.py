@@ -16,6 +16,7 @@ import nd
 from nd.dispatch import parse_cached
 from nd.ndarray import NDArray
 from nd.registry import get_op
+from nd.writes import WATCHED, note_write
 
 
 # -- calling the registry's update kernels --------------------------------------------
@@ -41,9 +42,13 @@ class _Kernel:
         if op.writes_out and target is inputs[0]:
             # the update kernels write the new weight straight into it (no copy)
             op.forward(target._ctx.xp, parse_cached(op, attrs), *arrays, out=(target._data,))
-            return target
-        res = op.compute(target._ctx.xp, parse_cached(op, attrs), arrays)
-        target._data[...] = res[0]
+        else:
+            res = op.compute(target._ctx.xp, parse_cached(op, attrs), arrays)
+            target._data[...] = res[0]
+        if WATCHED:  # folded inference graphs froze the old values (nd.writes)
+            note_write(target._data)
+            for i in op.mutate_inputs:
+                note_write(arrays[i])
         return target
 
 
@@ -274,6 +279,7 @@ class Optimizer:
             weight_master_copy, original_state = state
             self.update(index, weight_master_copy, grad.astype(np.float32), original_state)
             weight._data[...] = weight_master_copy._data.astype(weight.dtype)
+            note_write(weight._data)
         else:
             self.update(index, weight, grad, state)
 

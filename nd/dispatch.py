@@ -11,13 +11,14 @@ from __future__ import annotations
 import functools
 import inspect
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from . import autograd
 from .attrs import Attrs
 from .backend import Context, current_context
 from .errors import AttrError, AutogradError, MXNetError, ShapeError
 from .registry import ZERO_GRAD, OpDef, all_names, get_op
+from .writes import WATCHED, note_write
 
 _symbolic_invoke: Callable | None = None
 
@@ -51,13 +52,15 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     """
     given: dict = {}
     in_kw: dict = {}
+    schema_attrs = op.schema.attrs
     for k, v in kwargs.items():
-        arrays = v is None or is_array_like(v) or (isinstance(v, (list, tuple)) and v
-                                                    and all(is_array_like(e) for e in v))
-        if k in op.schema.attrs or not arrays:
+        if k in schema_attrs:
             given[k] = v
-        else:
+        elif v is None or is_array_like(v) or (isinstance(v, (list, tuple)) and v
+                                               and all(is_array_like(e) for e in v)):
             in_kw[k] = v
+        else:
+            given[k] = v
     if op.key_var_num_args:
         data = list(args)
         for k in list(in_kw):
@@ -67,7 +70,11 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
         for k, v in in_kw.items():
             given[k] = v
         return data, given
-    names = op.input_names(op.schema.parse_lenient(given))
+    names = op.static_inputs
+    if names is None:
+        names = op.input_names(op.schema.parse_lenient(given))
+    elif not in_kw and len(args) <= len(names) and all(a is not None and is_array_like(a) for a in args):
+        return list(args) + [None] * (len(names) - len(args)), given   # the common call: arrays only
     n_given = len(given)
     bound = dict(in_kw)
     slot = 0
@@ -85,7 +92,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             if not attr_order:
                 raise AttrError(f"operator {op.name}: too many positional arguments ({len(args)})")
             given[attr_order.pop(0)] = a
-    if len(given) != n_given:  # positional attributes may change the input list
+    if len(given) != n_given and op.static_inputs is None:  # positional attributes may change the inputs
         names = op.input_names(op.schema.parse_lenient(given))
     extra = set(bound) - set(names)
     if extra:
@@ -149,7 +156,7 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
     try:
-        buf = None if rec else _inplace_out(op, attrs, inputs, out)
+        buf = None if rec or out is None else _inplace_out(op, attrs, inputs, out)
         if buf is None:
             res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
         else:  # e.g. sgd_update(w, g, out=w): the kernel writes the new weight in place
@@ -160,9 +167,11 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
             raise
         shapes = ", ".join(str(x.shape) for x in inputs)
         raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
+    if WATCHED:
+        _note_writes(op, inputs, None)  # after the kernel; the `out=` copies are noted below
     nvis = op.num_visible_outputs(attrs)
     outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
-    if rec and autograd.needs_record(inputs):
+    if rec and any(x._ag is not None for x in inputs):
         node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs), inputs, res,
                                  op.name, loss=op.loss)
         for i, o in enumerate(outs):
@@ -174,8 +183,22 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
                 t._data[...] = o._data
             if o._ag is not None:  # an unrecorded write keeps `t` a variable (MXNet)
                 t._ag = o._ag
+        if WATCHED:
+            _note_writes(op, (), out)
         return out
     return outs[0] if nvis == 1 else outs
+
+
+def _note_writes(op: OpDef, inputs: Sequence, out: Any) -> None:
+    """Tell nd.writes about the buffers a call wrote: the inputs the kernel mutates (in
+    place, e.g. BatchNorm's moving statistics; `out` may be among them) and the `out=`
+    destinations."""
+    for i in op.mutate_inputs:
+        if i < len(inputs):
+            note_write(inputs[i]._data)
+    if out is not None:
+        for t in out if isinstance(out, (list, tuple)) else [out]:
+            note_write(t._data)
 
 
 def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any):

@@ -16,6 +16,7 @@ from .backend import Context, as_dtype, current_context, to_numpy
 from .dispatch import invoke, parse_cached, run_eager
 from .errors import MXNetError, ShapeError
 from .registry import get_op
+from .writes import note_write
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
 
@@ -101,7 +102,14 @@ class NDArray:
 
     def __array__(self, dtype=None, copy=None):
         out = to_numpy(self._data)
-        return out.astype(dtype) if dtype is not None else out
+        if dtype is not None:
+            return out.astype(dtype)
+        if copy:
+            return out.copy()
+        if out is self._data:  # a read-only alias: writes must go through the NDArray (nd.writes)
+            out = out.view()
+            out.flags.writeable = False
+        return out
 
     def tolist(self) -> list:
         return self.asnumpy().tolist()
@@ -125,6 +133,7 @@ class NDArray:
             raise MXNetError(f"copyto: shape mismatch, destination {other.shape} vs source {self.shape}")
         other._data[...] = other._ctx.xp.asarray(self._data if other._ctx == self._ctx
                                                  else to_numpy(self._data)).astype(other.dtype, copy=False)
+        note_write(other._data)
         return other
 
     def as_in_context(self, context: Context) -> "NDArray":
@@ -226,6 +235,7 @@ class NDArray:
     def __setitem__(self, key, value):
         from .indexing import setitem  # noqa: PLC0415
         setitem(self, key, value)
+        note_write(self._data)
 
     # -- arithmetic -----------------------------------------------------------------
     def __neg__(self):
@@ -311,6 +321,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             if self._ag is not None and autograd.is_recording():
                 self._ag = res._ag
             self._data[...] = res._data
+            note_write(self._data)
             return self
         return res
 

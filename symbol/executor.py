@@ -33,6 +33,7 @@ from nd.backend import Context, current_context, to_numpy
 from nd.errors import MXNetError
 from nd.ndarray import NDArray
 from nd.registry import shape_known
+from nd.writes import note_write
 
 from .infer import graph_shapes, graph_types
 from .plan.compiled import ExecutionError, Plan, lower, plan_report, step_error
@@ -295,6 +296,8 @@ class Executor:
                 for k, h in enumerate(plan.sched.head_grads)]
         grads = plan.backward(self._saved, head, monitor=self._monitor_fn())
         self._write_grads(grads)
+        for a in self.aux_arrays:   # BatchNorm's moving statistics are updated in the backward
+            note_write(a._data)
 
     def _out_grad_list(self, out_grads: Any) -> list:
         if out_grads is None:
@@ -360,6 +363,7 @@ class Executor:
                     raise ValueError(f"copy_params_from: {name!r} has shape {tuple(array.shape)}, the "
                                      f"bound array has {tuple(dst.shape)}")
                 dst._data[...] = _as_backend(array, self._ctx, None, name)
+                note_write(dst._data)
 
     def reshape(self, partial_shaping: bool = False, allow_up_sizing: bool = False,
                 **kwargs: Any) -> "Executor":
