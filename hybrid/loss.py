@@ -232,6 +232,11 @@ class SoftmaxCrossEntropyLoss(Loss):
         self._from_logits = from_logits
 
     def hybrid_forward(self, F, pred, label, sample_weight=None):
+        if F is nd and self._sparse_label and not self._from_logits:
+            # eagerly, the same values from one fused kernel (nd/ops/loss_fused.py)
+            loss = F._internal._sparse_softmax_ce(pred, label, axis=self._axis)
+            loss = _apply_weighting(F, loss, self._weight, sample_weight)
+            return loss.mean(axis=self._batch_axis, exclude=True)
         if not self._from_logits:
             pred = F.log_softmax(pred, self._axis)
         if self._sparse_label:

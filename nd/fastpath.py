@@ -39,7 +39,7 @@ def clip_index(xp: Any, idx: Any, high: int) -> Any:
     """Integer positions clipped into [0, high] (a new array; `idx` is left alone)."""
     if xp is not np:
         return xp.clip(idx, 0, high)
-    out = np.maximum(idx, 0)
+    out = np.maximum(idx, 0, out=np.empty(idx.shape, idx.dtype))   # an array even when 0-d
     return np.minimum(out, high, out=out)
 
 

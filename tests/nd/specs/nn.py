@@ -197,6 +197,36 @@ def _log_softmax_vjp_ref(g, y, axis=-1):
     return g - np.exp(y) * g.sum(axis=axis, keepdims=True)
 
 
+def _sparse_ce_case(draw):
+    shape = draw(shapes(min_dims=1, max_dims=3, max_side=4))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    rows = tuple(d for i, d in enumerate(shape) if i != axis % len(shape)) or (1,)
+    label = draw(ints(rows, -1, shape[axis] + 1, np.float64))    # out of range: clipped, as pick
+    return [draw(arr(shape)), label], {"axis": axis}
+
+
+def _sparse_ce_ref(x, label, axis=-1):
+    ax = axis % x.ndim
+    logp = softmax_ref(x, ax, None, None, False, True)
+    idx = np.clip(label.astype(np.int64), 0, x.shape[ax] - 1).reshape(
+        tuple(d if i != ax else 1 for i, d in enumerate(x.shape)))
+    return -np.take_along_axis(logp, idx, axis=ax)
+
+
+def _sparse_ce_back_case(draw):
+    (x, label), attrs = _sparse_ce_case(draw)
+    return [draw(arr(_sparse_ce_ref(x, label, **attrs).shape)), x, label], attrs
+
+
+def _sparse_ce_back_ref(g, x, label, axis=-1):
+    ax = axis % x.ndim
+    p = softmax_ref(x, ax, None, None, False, False)
+    idx = np.clip(label.astype(np.int64), 0, x.shape[ax] - 1).reshape(g.shape)
+    onehot = np.zeros_like(p)
+    np.put_along_axis(onehot, idx, 1.0, axis=ax)
+    return g * (p - onehot)
+
+
 def _softmax_act_case(draw):
     mode = draw(st.sampled_from(["instance", "channel"]))
     shape = draw(shapes(min_dims=3 if mode == "channel" else 1, max_dims=4, max_side=3))
@@ -338,6 +368,9 @@ SPECS = [
     _softmax_spec("softmin", negate=True),
     OpSpec("_backward_softmax", case=_softmax_vjp_case, ref=_softmax_vjp_ref),
     OpSpec("_backward_log_softmax", case=_log_softmax_vjp_case, ref=_log_softmax_vjp_ref),
+    OpSpec("_sparse_softmax_ce", case=_sparse_ce_case, ref=_sparse_ce_ref, grad_inputs=(0,)),
+    OpSpec("_backward_sparse_softmax_ce", case=_sparse_ce_back_case, ref=_sparse_ce_back_ref,
+           nondiff="first-order backward helper: create_graph uses the differentiable chain instead"),
     OpSpec("_nn_cast_like", case=lambda draw: ([draw(arr(shapes())), draw(arr((1,)))], {}),
            ref=lambda x, like: x, grad_inputs=(0,)),
     OpSpec("SoftmaxActivation", case=_softmax_act_case,

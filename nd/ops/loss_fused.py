@@ -1,0 +1,109 @@
+"""Fused kernels for the eager path of Gluon's losses (hybridgraph helpers, not MXNet ops).
+
+`SoftmaxCrossEntropyLoss` with class-index labels is `-pick(log_softmax(x), label)`:
+three operators eagerly, three tape nodes and five backward kernels. Run eagerly
+(un-hybridized, the usual way a loss is called) that chain costs far more in
+dispatch than in arithmetic, so the loss calls `_sparse_softmax_ce` instead, whose
+first-order gradient is one kernel. The values are those of the chain (the same
+numpy operations). Traced losses keep MXNet's operators, so exported graphs are
+unchanged.
+
+Under `autograd.record()` with `create_graph`, the gradient is built from the
+chain's own differentiable operators instead, so higher-order gradients still work.
+"""
+from __future__ import annotations
+
+from .. import autograd
+from ..attrs import Attr
+from ..fastpath import clip_index, scatter_last_axis, take_last_axis
+from ..registry import register
+from .indexing_ops import as_index
+from .nn import _merge, _norm_axis
+from .nn_softmax import softmax_kernel
+
+_ATTRS = {"axis": Attr("int", -1, "The class axis (softmax and pick run along it).")}
+
+
+def _kept_shape(op: str, axis: int, dshape) -> tuple:
+    ax = _norm_axis(op, axis, len(dshape))
+    return tuple(dshape[:ax]) + (1,) + tuple(dshape[ax + 1:])
+
+
+def _label_shape(op: str, axis: int, dshape, lshape) -> tuple:
+    """The label's shape: data's without the class axis, or with it kept as 1."""
+    kept = _kept_shape(op, axis, dshape)
+    reduced = tuple(d for i, d in enumerate(kept) if i != _norm_axis(op, axis, len(dshape))) or (1,)
+    if lshape is not None and tuple(lshape) == kept:
+        return kept
+    return _merge(op, "label", lshape, reduced) if lshape is not None else reduced
+
+
+def _ce_shape(a, dshape, lshape):
+    if dshape is None:
+        return None
+    op = "_sparse_softmax_ce"
+    return [tuple(dshape), _label_shape(op, a.axis, dshape, lshape)], [_kept_shape(op, a.axis, dshape)]
+
+
+def _ce_type(a, dt, lt):
+    return None if dt is None else ([dt, lt or dt], [dt])
+
+
+def _moved(xp, x, ax: int):
+    """`x` with axis `ax` last (a view)."""
+    return x if ax == x.ndim - 1 else xp.moveaxis(x, ax, -1)
+
+
+def _positions(xp, label, data, ax: int):
+    """Class indices per row of `data` with `ax` moved last, clipped into range (pick's 'clip')."""
+    rows = tuple(d for i, d in enumerate(data.shape) if i != ax)
+    return clip_index(xp, as_index(xp, label).reshape(rows), data.shape[ax] - 1)
+
+
+@register("_sparse_softmax_ce", inputs=("data", "label"), attrs=dict(_ATTRS), infer_shape=_ce_shape,
+          infer_type=_ce_type)
+def _sparse_softmax_ce(xp, a, data, label):
+    """-log_softmax(data)[label] along `axis`, the axis kept with size 1 (hybridgraph helper:
+    the loss `-pick(log_softmax(data, axis), label, axis, keepdims=True)` in one kernel)."""
+    ax = _norm_axis("_sparse_softmax_ce", a.axis, data.ndim)
+    _ce_shape(a, data.shape, label.shape)
+    logp = softmax_kernel(xp, data, ax, log=True)
+    picked = take_last_axis(xp, _moved(xp, logp, ax), _positions(xp, label, data, ax))
+    return (xp.negative(picked).reshape(_kept_shape("_sparse_softmax_ce", a.axis, data.shape)),)
+
+
+@_sparse_softmax_ce.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    data, label = inputs
+    if not autograd.is_recording():     # first order: one kernel
+        return [F._backward_sparse_softmax_ce(ograds[0], data, label, axis=a.axis), None]
+    # create_graph: the chain's own differentiable operators (same values)
+    logp = F.log_softmax(data, axis=a.axis)
+    g = F._backward_pick(F.negative(ograds[0]), label, logp, axis=a.axis, keepdims=True, mode="clip")
+    return [F._backward_log_softmax(g, logp, axis=a.axis), None]
+
+
+def _ce_back_shape(a, gshape, dshape, lshape):
+    fwd = _ce_shape(a, dshape, lshape)
+    if fwd is None:
+        return None
+    (d, lab), (out,) = fwd
+    return [_merge("_backward_sparse_softmax_ce", "ograd", gshape, out), d, lab], [d]
+
+
+@register("_backward_sparse_softmax_ce", inputs=("ograd", "data", "label"), attrs=dict(_ATTRS),
+          infer_shape=_ce_back_shape, infer_type=lambda a, g, d, lab: None if d is None else ([d, d, lab], [d]))
+def _backward_sparse_softmax_ce(xp, a, ograd, data, label):
+    """Gradient of `_sparse_softmax_ce` for its data: ograd * (softmax(data) - onehot(label)),
+    computed as the chain's backward does (exp of the log-softmax)."""
+    ax = _norm_axis("_backward_sparse_softmax_ce", a.axis, data.ndim)
+    g = ograd.astype(data.dtype, copy=False)
+    logp = softmax_kernel(xp, data, ax, log=True)
+    # the chain: _backward_pick puts -g at the label, then log_softmax's vjp: that - exp(logp) * sum
+    picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, ax),
+                               _moved(xp, logp, ax).shape, data.dtype)
+    picked = picked if ax == data.ndim - 1 else xp.moveaxis(picked, -1, ax)
+    e = xp.exp(logp)
+    e *= xp.negative(g).reshape(_kept_shape("_backward_sparse_softmax_ce", a.axis, data.shape))
+    return (xp.subtract(picked, e, out=e),)
+
