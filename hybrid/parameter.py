@@ -167,7 +167,7 @@ class Parameter:
             if ctx is list:
                 return list(arr_list)
             for c, a in zip(self._ctx_list, arr_list):
-                if c == ctx:
+                if c is ctx or c == ctx:
                     return a
             raise RuntimeError(f"Parameter '{self.name}' was not initialized on context {ctx}. It was only "
                                f"initialized on {self._ctx_list}.")

@@ -181,6 +181,13 @@ def _topo_order(heads: Sequence[Any]) -> list[TapeNode]:
     return order
 
 
+def _ones_like(h):
+    """The default head gradient: a constant, so a plain array (no operator call) even when
+    the backward is recorded."""
+    from .ndarray import NDArray  # noqa: PLC0415 - cycle
+    return NDArray._wrap(h._ctx.xp.ones(h.shape, dtype=h.dtype), h._ctx)
+
+
 def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool):
     """Propagate head gradients; returns {id(Leaf): (Leaf, grad NDArray)}."""
     from . import ops_namespace as F  # noqa: PLC0415, N812
@@ -207,7 +214,7 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
             raise AutogradError("cannot differentiate with respect to an array that was not "
                                 "computed inside autograd.record() from a variable "
                                 "(call attach_grad() on the inputs first)")
-        accumulate(h._ag, F.ones_like(h) if hg is None else hg)
+        accumulate(h._ag, _ones_like(h) if hg is None else hg)
 
     order = _topo_order(heads)
     scope = _Scope(create_graph, train)

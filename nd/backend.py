@@ -63,7 +63,7 @@ class Context:
         return np
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Context) and self.device_type == other.device_type
+        return self is other or (isinstance(other, Context) and self.device_type == other.device_type
                 and self.device_id == other.device_id)
 
     def __hash__(self) -> int:
