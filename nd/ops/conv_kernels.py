@@ -13,8 +13,10 @@ images/rows, kernel taps or Winograd's 4x4 transform entries):
 * stride 1 (`FlatGrid`): the input laid out on a grid whose rows are widened by
   the padding makes the column matrix a strided view with long contiguous runs --
   one fast copy -- at the cost of computing the (few) row-tail positions;
-* 3x3 stride 1 with enough channels: Winograd F(2x2, 3x3), 16 GEMMs with 2.25x
-  fewer multiplies than im2col, transforms as adds over contiguous channel vectors;
+* 3x3 stride 1 with enough channels: Winograd F(2x2, 3x3) (winograd.py), 16 GEMMs with
+  2.25x fewer multiplies than im2col, transforms as adds over contiguous channel vectors;
+* strided, undilated, large kernels (ResNet's 7x7 stride-2 stem): im2col gathers per stride
+  phase, so every copy moves contiguous runs (`_gather_by_phase`);
 * 1x1: the GEMM straight on the input; depthwise (one input channel per group):
   a multiply-add per kernel tap over strided slices;
 * weight gradient: `cols @ ograd^T` (chunked on the FlatGrid for stride 1); data
@@ -24,7 +26,7 @@ images/rows, kernel taps or Winograd's 4x4 transform entries):
 
 Work is chunked so a chunk's column matrix stays in the CPU caches when numpy's BLAS
 runs single-threaded; a threaded BLAS pays a synchronisation per call, so it gets
-few, large GEMMs instead (`THREADED_BLAS`).
+few, large GEMMs instead (`THREADED_BLAS`, blas.py).
 
 Deconvolution (deconv.py) is the adjoint of Convolution and reuses these
 kernels. Channel-last layouts (NWC/NHWC/NDHWC) are computed by transposing to
@@ -36,12 +38,13 @@ refuses it without cuDNN).
 from __future__ import annotations
 
 import itertools
-import os
 
 import numpy as np
 
 from ..attrs import Attrs
 from ..errors import AttrError, ShapeError
+from .blas import CHUNK_BYTES, THREADED_BLAS, chunk_limit  # noqa: F401 - THREADED_BLAS re-exported
+from .winograd import use_winograd, winograd_forward
 
 Shape = tuple
 
@@ -150,26 +153,6 @@ def window_view(xp, x, out_sp: tuple, kernel: tuple, stride: tuple, dilate: tupl
 # ---------------------------------------------------------------------------
 # GEMM kernels (channel-first; all shapes already validated)
 
-def _blas_threads() -> int:
-    """Threads numpy's BLAS may use (numpy has no API for it; OpenBLAS and OpenMP read these)."""
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        value = os.environ.get(var, "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
-    return os.cpu_count() or 1
-
-
-#: a threaded BLAS synchronises its threads on every call, which costs dearly on small
-#: GEMMs (and on a busy machine, where a thread waits for its core): then the kernels make
-#: few, large GEMM calls; a single-threaded one gains from cache-sized chunks instead
-THREADED_BLAS = _blas_threads() > 1
-
-#: bytes of the column matrix built and multiplied per chunk (numpy; cupy takes one chunk):
-#: cache-sized for a single-threaded BLAS, so that the copy, the GEMM and the epilogue of a
-#: chunk run in the CPU caches
-CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (4 << 20)
-
-
 class Geometry:
     """Kernel, stride, dilation and (symmetric) padding of one convolution."""
 
@@ -187,13 +170,6 @@ class Geometry:
         return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilate))
 
 
-def _chunk_limit(xp, bytes_per_item: int) -> int:
-    """How many items (images, rows) of `bytes_per_item` one chunk holds (>= 1)."""
-    if xp is not np:
-        return 1 << 62
-    return max(1, CHUNK_BYTES // max(1, bytes_per_item))
-
-
 def _store(xp, dst, src, b, axis: int = 1) -> None:
     """dst = src, plus the bias b along channel axis `axis` when given (one pass)."""
     if b is None:
@@ -202,15 +178,46 @@ def _store(xp, dst, src, b, axis: int = 1) -> None:
         xp.add(src, b.reshape((-1,) + (1,) * (dst.ndim - axis - 1)), out=dst)
 
 
-def _im2col(xp, x, geo: Geometry, out_sp: tuple):
-    """Columns (G, C/G*K, N*P) of a channel-first input, contiguous (layout (C, *kernel, N, *out))."""
+def _im2col(xp, x, geo: Geometry, out_sp: tuple, buf=None):
+    """Columns (G, C/G*K, N*P) of a channel-first input, contiguous (layout (C, *kernel, N, *out)),
+    gathered into `buf` (a flat array at least that large) when given."""
     n, c = x.shape[:2]
+    shape = (c, *geo.kernel, n, *out_sp)
+    cols = xp.empty(shape, dtype=x.dtype) if buf is None else buf[:prod(shape)].reshape(shape)
     xpad = pad_spatial(xp, x, geo.pad, geo.pad)
-    win = window_view(xp, xpad, out_sp, geo.kernel, geo.stride, geo.dilate)
-    nsp = len(geo.kernel)
-    perm = (1, *range(2 + nsp, 2 + 2 * nsp), 0, *range(2, 2 + nsp))
-    cols = xp.ascontiguousarray(win.transpose(perm))
+    if _phase_gather_pays(geo):
+        _gather_by_phase(xp, xpad, geo, out_sp, cols)
+    else:
+        nsp = len(geo.kernel)
+        win = window_view(xp, xpad, out_sp, geo.kernel, geo.stride, geo.dilate)
+        cols[...] = win.transpose((1, *range(2 + nsp, 2 + 2 * nsp), 0, *range(2, 2 + nsp)))
     return cols.reshape(geo.groups, c // geo.groups * prod(geo.kernel), n * prod(out_sp))
+
+
+def _phase_gather_pays(geo: Geometry) -> bool:
+    """Whether _gather_by_phase beats the plain window copy: strided and undilated, with
+    enough taps per stride phase (kernel size >= 4 x stride size) that the extra pass over
+    the input is small next to the columns (7x7 stride 2: yes; 3x3 stride 2: no)."""
+    return (any(s > 1 for s in geo.stride) and all(d == 1 for d in geo.dilate)
+            and prod(geo.kernel) >= 4 * prod(geo.stride))
+
+
+def _gather_by_phase(xp, xpad, geo: Geometry, out_sp: tuple, cols) -> None:
+    """cols (C, *kernel, N, *out) of a strided, undilated convolution, one copy per stride
+    phase: tap t = r + s*a of a dim reads padded element s*(o + a) + r, i.e. element o + a of
+    phase r (every s-th element from r). With each phase copied contiguous (C, N, *in/s) --
+    one pass over the input -- every tap's windows are runs along the last dim on both
+    sides of the copy, instead of elements s apart."""
+    lead = (slice(None), slice(None))
+    for r in itertools.product(*(range(min(s, k)) for s, k in zip(geo.stride, geo.kernel))):
+        phase = xp.ascontiguousarray(
+            xpad[lead + tuple(slice(ri, None, s) for ri, s in zip(r, geo.stride))].swapaxes(0, 1))
+        taps = tuple(-(-(k - ri) // s) for k, ri, s in zip(geo.kernel, r, geo.stride))
+        st = phase.strides
+        view = xp.lib.stride_tricks.as_strided(
+            phase, shape=(phase.shape[0], *taps, phase.shape[1], *out_sp),
+            strides=(st[0], *st[2:], st[1], *st[2:]))
+        cols[(slice(None),) + tuple(slice(ri, None, s) for ri, s in zip(r, geo.stride))] = view
 
 
 def _col2im(xp, cols, x_shape: tuple, geo: Geometry, out_sp: tuple):
@@ -304,12 +311,12 @@ class FlatGrid:
         chunk, else blocks of valid outer rows of one image."""
         row = self.steps[0]
         if xp is not np or self.image * bytes_per_pos <= CHUNK_BYTES:
-            per = _chunk_limit(xp, self.image * bytes_per_pos)
+            per = chunk_limit(xp, self.image * bytes_per_pos)
             for n0 in range(0, n, per):
                 n1 = min(n, n0 + per)
                 yield (n0, n1), None, n0 * self.image, (n1 - n0) * self.image
             return
-        per = _chunk_limit(xp, row * bytes_per_pos)
+        per = chunk_limit(xp, row * bytes_per_pos)
         for i in range(n):
             for y0 in range(0, self.out_sp[0], per):
                 y1 = min(self.out_sp[0], y0 + per)
@@ -345,18 +352,22 @@ def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid) -> None:
 
 
 def _im2col_forward(xp, x, w, b, geo: Geometry, out) -> None:
-    """Any convolution into `out` by im2col GEMMs, chunked over images."""
+    """Any convolution into `out` by im2col GEMMs, chunked over images; one column buffer
+    and one GEMM result buffer serve every chunk."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
-    out_sp = out.shape[2:]
+    out_sp = tuple(out.shape[2:])
     kk = c * prod(geo.kernel)
     w3 = w.reshape(g, o // g, kk // g)
-    per = _chunk_limit(xp, kk * prod(out_sp) * x.itemsize)
+    per = min(n, chunk_limit(xp, kk * prod(out_sp) * x.itemsize))
+    buf = xp.empty(kk * per * prod(out_sp), dtype=x.dtype)
+    rbuf = xp.empty(o * per * prod(out_sp), dtype=out.dtype)
     for n0 in range(0, n, per):
         n1 = min(n, n0 + per)
-        cols = _im2col(xp, x[n0:n1], geo, out_sp)
-        res = xp.matmul(w3, cols).reshape((o, n1 - n0) + tuple(out_sp))
-        _store(xp, out[n0:n1], res.swapaxes(0, 1), b)
+        cols = _im2col(xp, x[n0:n1], geo, out_sp, buf)
+        res = rbuf[:o * (n1 - n0) * prod(out_sp)].reshape(g, o // g, -1)
+        xp.matmul(w3, cols, out=res)
+        _store(xp, out[n0:n1], res.reshape((o, n1 - n0) + out_sp).swapaxes(0, 1), b)
 
 
 def _pointwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
@@ -389,7 +400,7 @@ def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
     nsp = len(out_sp)
     wt = w.reshape(c, mult, -1)
     bcast = (1, c, mult) + (1,) * nsp
-    per = _chunk_limit(xp, 3 * c * mult * prod(out_sp) * out.itemsize)
+    per = chunk_limit(xp, 3 * c * mult * prod(out_sp) * out.itemsize)
     for n0 in range(0, n, per):
         n1 = min(n, n0 + per)
         xpad = pad_spatial(xp, x[n0:n1], geo.pad, geo.pad)
@@ -424,8 +435,8 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None):
         _pointwise_forward(xp, x, w, b, geo, out)
     elif _is_depthwise(geo, c):
         _depthwise_forward(xp, x, w, b, geo, out)
-    elif _use_winograd(xp, x, w, geo, out_sp):
-        _winograd_forward(xp, x, w, b, geo, out)
+    elif use_winograd(x, w, geo.kernel, geo.stride, geo.dilate, geo.groups, out_sp):
+        winograd_forward(xp, x, w, b, geo.pad, out)
     else:
         grid = _flat_grid(geo, x.shape[2:], out_sp)
         if grid is not None:
@@ -446,118 +457,6 @@ def _flat_grid(geo: Geometry, in_sp: tuple, out_sp: tuple) -> FlatGrid | None:
     grid = FlatGrid(geo, in_sp, out_sp)
     return grid if grid.waste() <= MAX_FLAT_WASTE else None
 
-
-# -- Winograd F(2x2, 3x3)
-
-#: Winograd's weight transform G (4x3); its input transform B^T and output transform A^T are
-#: written out as the adds and subtracts in _winograd_input / _winograd_output
-_WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-
-#: a chunk of images holds at least this many tiles (smaller GEMMs run poorly; a threaded
-#: BLAS takes the whole batch at once) ...
-WINO_MIN_CHUNK_TILES = (1 << 40) if THREADED_BLAS else 768
-#: ... or as many images as fit this many bytes of transformed input (16 x C x tiles)
-WINO_CHUNK_BYTES = 4 << 20
-#: smallest channel count worth the transforms (a threaded BLAS runs the (tiles, C) x (C, O)
-#: GEMMs of few channels poorly)
-WINO_MIN_CHANNELS = 128 if THREADED_BLAS else 16
-
-
-def _use_winograd(xp, x, w, geo: Geometry, out_sp: tuple) -> bool:
-    """Winograd F(2x2, 3x3) (2.25x fewer multiplies) for 3x3, stride-1, undilated, ungrouped 2-D
-    float32/float64 convolutions (float16 would lose accuracy in the transforms) with enough
-    channels, and at least as many 2x2 output tiles as channels (the weight transform,
-    O x C x 16, must stay small next to the tiles' work)."""
-    if geo.kernel != (3, 3) or geo.stride != (1, 1) or geo.dilate != (1, 1) or geo.groups != 1:
-        return False
-    if x.dtype not in (np.float32, np.float64) or w.dtype != x.dtype:
-        return False
-    c, o = x.shape[1], w.shape[0]
-    tiles = x.shape[0] * ((out_sp[0] + 1) // 2) * ((out_sp[1] + 1) // 2)
-    return min(c, o) >= WINO_MIN_CHANNELS and tiles >= max(c, o)
-
-
-def _winograd_weight(xp, w):
-    """U (16, C, O) = G w G^T for every (output, input) channel pair: one small GEMM."""
-    o, c = w.shape[:2]
-    gg = xp.asarray(np.kron(_WINO_G, _WINO_G).astype(w.dtype))    # (16, 9)
-    u = xp.matmul(gg, w.reshape(o, c * 9).reshape(o * c, 9).T).reshape(16, o, c)
-    return xp.ascontiguousarray(u.transpose(0, 2, 1))
-
-
-def _bt(xp, d, out) -> None:
-    """out[0..3] = B^T applied to d[0..3]: d0 - d2, d1 + d2, d2 - d1, d1 - d3."""
-    xp.subtract(d[0], d[2], out=out[0])
-    xp.add(d[1], d[2], out=out[1])
-    xp.subtract(d[2], d[1], out=out[2])
-    xp.subtract(d[1], d[3], out=out[3])
-
-
-def _at(xp, m, out0, out1) -> None:
-    """A^T applied to m[0..3]: out0 = m0 + m1 + m2, out1 = m1 - m2 - m3."""
-    xp.add(m[0], m[1], out=out0)
-    out0 += m[2]
-    xp.subtract(m[1], m[2], out=out1)
-    out1 -= m[3]
-
-
-class _Winograd:
-    """Buffers of one Winograd F(2x2, 3x3) call, channel-last so that every transform step is
-    an elementwise op over contiguous channel vectors."""
-
-    def __init__(self, xp, n: int, c: int, o: int, th: int, tw: int, dtype, out_dtype):
-        self.th, self.tw = th, tw
-        self.xpad = xp.zeros((n, 2 * th + 2, 2 * tw + 2, c), dtype=dtype)
-        self.rows = xp.empty((4, n, th, 2 * tw + 2, c), dtype=dtype)
-        self.v = xp.empty((4, 4, n, th, tw, c), dtype=dtype)
-        self.m = xp.empty((16, n * th * tw, o), dtype=out_dtype)
-        self.s = xp.empty((2, 4, n, th, tw, o), dtype=out_dtype)
-        self.y = xp.empty((n, th, 2, tw, 2, o), dtype=out_dtype)
-
-    def input(self, xp, k: int):
-        """V (16, k*th*tw, C) = B^T d B of every 4x4 tile d (stride 2) of the first k images."""
-        th, tw = self.th, self.tw
-        xpad, rows, v = self.xpad[:k], self.rows[:, :k], self.v[:, :, :k]
-        _bt(xp, [xpad[:, i:i + 2 * th - 1:2] for i in range(4)], rows)
-        for a in range(4):
-            _bt(xp, [rows[a][:, :, j:j + 2 * tw - 1:2] for j in range(4)], v[a])
-        return v.reshape(16, -1, v.shape[-1])
-
-    def output(self, xp, m, b, k: int):
-        """Y (k, 2th, 2tw, O) = A^T m A (+ bias) of m (16, k*th*tw, O)."""
-        th, tw = self.th, self.tw
-        o = m.shape[-1]
-        m6 = m.reshape(4, 4, k, th, tw, o)
-        if b is not None:
-            m6[1, 1] += b      # A^T's column 1 reaches both outputs in each direction
-        s, y = self.s[:, :, :k], self.y[:k]
-        for j in range(4):
-            _at(xp, m6[:, j], s[0, j], s[1, j])
-        for p in range(2):
-            _at(xp, s[p], y[:, :, p, :, 0], y[:, :, p, :, 1])
-        return y.reshape(k, 2 * th, 2 * tw, o)
-
-
-def _winograd_forward(xp, x, w, b, geo: Geometry, out) -> None:
-    """3x3 stride-1 convolution into `out` by Winograd F(2x2, 3x3), chunked over images."""
-    n, c, h, wd = x.shape
-    o = w.shape[0]
-    oh, ow = out.shape[2:]
-    th, tw = (oh + 1) // 2, (ow + 1) // 2
-    ph, pw = geo.pad
-    u = _winograd_weight(xp, w)
-    per_image = th * tw
-    k = n if xp is not np else min(n, max(-(-WINO_MIN_CHUNK_TILES // per_image),
-                                          WINO_CHUNK_BYTES // (16 * max(c, o) * per_image * x.itemsize)))
-    wb = _Winograd(xp, k, c, o, th, tw, x.dtype, out.dtype)
-    for n0 in range(0, n, k):
-        n1 = min(n, n0 + k)
-        wb.xpad[:n1 - n0, ph:ph + h, pw:pw + wd] = x[n0:n1].transpose(0, 2, 3, 1)
-        v = wb.input(xp, n1 - n0)
-        m = wb.m[:, :v.shape[1]]
-        xp.matmul(v, u, out=m)
-        y = wb.output(xp, m, b, n1 - n0)
-        out[n0:n1] = y[:, :oh, :ow].transpose(0, 3, 1, 2)
 
 # -- backward
 
