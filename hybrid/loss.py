@@ -234,6 +234,8 @@ class SoftmaxCrossEntropyLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         if F is nd and self._sparse_label and not self._from_logits:
             # eagerly, the same values from one fused kernel (nd/ops/loss_fused.py)
+            if self._weight is None and sample_weight is None:
+                return F._internal._sparse_softmax_ce(pred, label, axis=self._axis, batch_axis=self._batch_axis)
             loss = F._internal._sparse_softmax_ce(pred, label, axis=self._axis)
             loss = _apply_weighting(F, loss, self._weight, sample_weight)
             return loss.mean(axis=self._batch_axis, exclude=True)

@@ -13,15 +13,20 @@ chain's own differentiable operators instead, so higher-order gradients still wo
 """
 from __future__ import annotations
 
+import math
+
 from .. import autograd
 from ..attrs import Attr
-from ..fastpath import clip_index, scatter_last_axis, take_last_axis
+from ..fastpath import broadcast_copy, clip_index, mean_keepdims, scatter_last_axis, take_last_axis
 from ..registry import register
 from .indexing_ops import as_index
+from .reduce import _accumulator, keepdims_shape, reduce_axes, reduced_shape
 from .nn import _merge, _norm_axis
 from .nn_softmax import softmax_kernel
 
-_ATTRS = {"axis": Attr("int", -1, "The class axis (softmax and pick run along it).")}
+_ATTRS = {"axis": Attr("int", -1, "The class axis (softmax and pick run along it)."),
+          "batch_axis": Attr("int", None, "When given, the result is averaged over every axis but "
+                                          "this one (the loss's `mean(axis=batch_axis, exclude=True)`).")}
 
 
 def _kept_shape(op: str, axis: int, dshape) -> tuple:
@@ -38,11 +43,24 @@ def _label_shape(op: str, axis: int, dshape, lshape) -> tuple:
     return _merge(op, "label", lshape, reduced) if lshape is not None else reduced
 
 
+def _mean_axes(op: str, a, dshape) -> tuple | None:
+    """The axes of the batch mean (None without `batch_axis`), as the `mean` operator takes them."""
+    if a.batch_axis is None:
+        return None
+    return reduce_axes(op, _kept_shape(op, a.axis, dshape), (a.batch_axis,), True)
+
+
+def _out_shape(op: str, a, dshape) -> tuple:
+    kept = _kept_shape(op, a.axis, dshape)
+    axes = _mean_axes(op, a, dshape)
+    return kept if axes is None else reduced_shape(kept, axes, False)
+
+
 def _ce_shape(a, dshape, lshape):
     if dshape is None:
         return None
     op = "_sparse_softmax_ce"
-    return [tuple(dshape), _label_shape(op, a.axis, dshape, lshape)], [_kept_shape(op, a.axis, dshape)]
+    return [tuple(dshape), _label_shape(op, a.axis, dshape, lshape)], [_out_shape(op, a, dshape)]
 
 
 def _ce_type(a, dt, lt):
@@ -65,21 +83,33 @@ def _positions(xp, label, data, ax: int):
 def _sparse_softmax_ce(xp, a, data, label):
     """-log_softmax(data)[label] along `axis`, the axis kept with size 1 (hybridgraph helper:
     the loss `-pick(log_softmax(data, axis), label, axis, keepdims=True)` in one kernel)."""
-    ax = _norm_axis("_sparse_softmax_ce", a.axis, data.ndim)
+    op = "_sparse_softmax_ce"
+    ax = _norm_axis(op, a.axis, data.ndim)
     _ce_shape(a, data.shape, label.shape)
     logp = softmax_kernel(xp, data, ax, log=True)
     picked = take_last_axis(xp, _moved(xp, logp, ax), _positions(xp, label, data, ax))
-    return (xp.negative(picked).reshape(_kept_shape("_sparse_softmax_ce", a.axis, data.shape)),)
+    loss = xp.negative(picked).reshape(_kept_shape(op, a.axis, data.shape))
+    axes = _mean_axes(op, a, data.shape)
+    if axes is None:
+        return (loss,)
+    count = math.prod(loss.shape[i] for i in axes)
+    mean = mean_keepdims(xp, loss, axes, count, _accumulator(loss)).astype(loss.dtype, copy=False)
+    return (mean.reshape(_out_shape(op, a, data.shape)),)
 
 
 @_sparse_softmax_ce.def_gradient
 def _(F, a, inputs, outputs, ograds):
     data, label = inputs
     if not autograd.is_recording():     # first order: one kernel
-        return [F._backward_sparse_softmax_ce(ograds[0], data, label, axis=a.axis), None]
+        return [F._backward_sparse_softmax_ce(ograds[0], data, label, axis=a.axis, batch_axis=a.batch_axis),
+                None]
     # create_graph: the chain's own differentiable operators (same values)
+    g = ograds[0]
+    if a.batch_axis is not None:
+        like = F._sparse_softmax_ce(data, label, axis=a.axis)
+        g = F._unreduce(g, like, axis=(a.batch_axis,), exclude=True, normalize=True)
     logp = F.log_softmax(data, axis=a.axis)
-    g = F._backward_pick(F.negative(ograds[0]), label, logp, axis=a.axis, keepdims=True, mode="clip")
+    g = F._backward_pick(F.negative(g), label, logp, axis=a.axis, keepdims=True, mode="clip")
     return [F._backward_log_softmax(g, logp, axis=a.axis), None]
 
 
@@ -91,19 +121,33 @@ def _ce_back_shape(a, gshape, dshape, lshape):
     return [_merge("_backward_sparse_softmax_ce", "ograd", gshape, out), d, lab], [d]
 
 
+def _head_per_position(xp, a, ograd, data):
+    """The head gradient per position of the unaveraged loss (keepdims shape): divided by the
+    mean's count and broadcast when `batch_axis` is given, as `_unreduce` does."""
+    op = "_backward_sparse_softmax_ce"
+    kept = _kept_shape(op, a.axis, data.shape)
+    axes = _mean_axes(op, a, data.shape)
+    g = ograd.astype(data.dtype, copy=False)
+    if axes is None:
+        return g.reshape(kept)
+    r = g.reshape(keepdims_shape(kept, axes))
+    r = r / r.dtype.type(max(math.prod(kept[i] for i in axes), 1))
+    return broadcast_copy(xp, r, kept, data.dtype)
+
+
 @register("_backward_sparse_softmax_ce", inputs=("ograd", "data", "label"), attrs=dict(_ATTRS),
           infer_shape=_ce_back_shape, infer_type=lambda a, g, d, lab: None if d is None else ([d, d, lab], [d]))
 def _backward_sparse_softmax_ce(xp, a, ograd, data, label):
     """Gradient of `_sparse_softmax_ce` for its data: ograd * (softmax(data) - onehot(label)),
     computed as the chain's backward does (exp of the log-softmax)."""
     ax = _norm_axis("_backward_sparse_softmax_ce", a.axis, data.ndim)
-    g = ograd.astype(data.dtype, copy=False)
+    g = _head_per_position(xp, a, ograd, data)
     logp = softmax_kernel(xp, data, ax, log=True)
     # the chain: _backward_pick puts -g at the label, then log_softmax's vjp: that - exp(logp) * sum
     picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, ax),
                                _moved(xp, logp, ax).shape, data.dtype)
     picked = picked if ax == data.ndim - 1 else xp.moveaxis(picked, -1, ax)
     e = xp.exp(logp)
-    e *= xp.negative(g).reshape(_kept_shape("_backward_sparse_softmax_ce", a.axis, data.shape))
+    e *= xp.negative(g)
     return (xp.subtract(picked, e, out=e),)
 

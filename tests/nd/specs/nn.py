@@ -202,15 +202,22 @@ def _sparse_ce_case(draw):
     axis = draw(st.integers(-len(shape), len(shape) - 1))
     rows = tuple(d for i, d in enumerate(shape) if i != axis % len(shape)) or (1,)
     label = draw(ints(rows, -1, shape[axis] + 1, np.float64))    # out of range: clipped, as pick
-    return [draw(arr(shape)), label], {"axis": axis}
+    attrs = {"axis": axis}
+    if draw(st.booleans()):
+        attrs["batch_axis"] = draw(st.integers(-len(shape), len(shape) - 1))
+    return [draw(arr(shape)), label], attrs
 
 
-def _sparse_ce_ref(x, label, axis=-1):
+def _sparse_ce_ref(x, label, axis=-1, batch_axis=None):
     ax = axis % x.ndim
     logp = softmax_ref(x, ax, None, None, False, True)
     idx = np.clip(label.astype(np.int64), 0, x.shape[ax] - 1).reshape(
         tuple(d if i != ax else 1 for i, d in enumerate(x.shape)))
-    return -np.take_along_axis(logp, idx, axis=ax)
+    loss = -np.take_along_axis(logp, idx, axis=ax)
+    if batch_axis is None:
+        return loss
+    b = batch_axis % x.ndim
+    return loss.mean(axis=tuple(i for i in range(x.ndim) if i != b)).reshape(-1)
 
 
 def _sparse_ce_back_case(draw):
@@ -218,10 +225,15 @@ def _sparse_ce_back_case(draw):
     return [draw(arr(_sparse_ce_ref(x, label, **attrs).shape)), x, label], attrs
 
 
-def _sparse_ce_back_ref(g, x, label, axis=-1):
+def _sparse_ce_back_ref(g, x, label, axis=-1, batch_axis=None):
     ax = axis % x.ndim
     p = softmax_ref(x, ax, None, None, False, False)
-    idx = np.clip(label.astype(np.int64), 0, x.shape[ax] - 1).reshape(g.shape)
+    kept = tuple(d if i != ax else 1 for i, d in enumerate(x.shape))
+    if batch_axis is not None:      # the mean's gradient: spread over the averaged positions
+        b = batch_axis % x.ndim
+        view = tuple(d if i == b else 1 for i, d in enumerate(kept))
+        g = np.broadcast_to(g.reshape(view) / (np.prod(kept) / kept[b]), kept)
+    idx = np.clip(label.astype(np.int64), 0, x.shape[ax] - 1).reshape(kept)
     onehot = np.zeros_like(p)
     np.put_along_axis(onehot, idx, 1.0, axis=ax)
     return g * (p - onehot)
