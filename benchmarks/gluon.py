@@ -5,9 +5,11 @@ version (forward, backward and SGD with momentum into preallocated buffers: the
 floor for this work on numpy), and MXNet 1.9.1's Gluon run in its own venv in a
 subprocess when one is found (HYBRIDGRAPH_MXNET_PYTHON, .mxvenv, /work/mxvenv).
 Prints medians and the ratios to raw numpy; the [gluon] target is a hybridized
-training step within 1.3x of raw numpy. hybridgraph and raw numpy are timed in
-interleaved rounds (best round kept), so load from other processes does not land
-on one of them only; set OPENBLAS_NUM_THREADS=1 on a shared machine.
+training step within 1.3x of raw numpy. Both hybridgraph and MXNet hybridize with
+static_alloc=True, static_shape=True; the loss is called un-hybridized, as usual.
+hybridgraph and raw numpy are timed in interleaved rounds (best round kept), so load
+from other processes does not land on one of them only; set OPENBLAS_NUM_THREADS=1
+on a shared machine.
 
     python benchmarks/gluon.py [--quick]
 """
@@ -105,7 +107,8 @@ def gluon_mlp() -> nn.HybridSequential:
 def hybridgraph_calls(hybridize: bool) -> dict:
     """workload -> a call of hybridgraph's Gluon MLP (warmed up: traced and compiled)."""
     net = gluon_mlp()
-    net.hybridize(hybridize)
+    if hybridize:   # the flags the MXNet run below uses too
+        net.hybridize(static_alloc=True, static_shape=True)
     trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": LR, "momentum": MOMENTUM})
     loss_fn = loss.SoftmaxCrossEntropyLoss()
     x64, y64 = (nd.array(a) for a in batch(BATCH))
