@@ -20,11 +20,10 @@
   (default: all) and None for the others. A `saved` is consumed by its
   backward unless `retain_graph=True`.
 * Outputs never alias the plan's buffers: they are fresh (or views of the
-  inputs, as eagerly for reshape-like operators). Gradients are fresh too,
-  unless `pool_grads` (default: `static_alloc`) keeps them in the arena: then
-  pass `out=` buffers to `backward` (written or added per `req` before the
-  arena is reused; the fast path) or consume the returned arrays before the
-  next call.
+  inputs, as eagerly for reshape-like operators). Gradients are fresh too, or
+  written straight into the `out=` buffers given to `backward` (the fast path,
+  no copy); `pool_grads=True` keeps them in the arena instead (then consume
+  the returned arrays before the next call).
 * Thread-safe: each call takes its own set of activation buffers (an *arena*)
   from a free list and gives it back when done; with `static_alloc=True` every
   call uses one arena (MXNet's static_alloc: fastest, one call at a time).
@@ -544,7 +543,7 @@ class CompiledGraph:
         self.for_training = for_training
         self.ctx = ctx
         self.static_alloc = static_alloc
-        self.pool_grads = static_alloc if pool_grads is None else pool_grads
+        self.pool_grads = bool(pool_grads)
         self.passes = passes
         self.mirror = mirror
         self.disable = tuple(disable)
@@ -610,8 +609,8 @@ class CompiledGraph:
         """Gradients of the inputs (None for inputs outside `wrt` or without a path).
 
         `out` (one array or None per input) receives the gradients (`req`: "write",
-        "add" or "null", one string or one per input) and is returned; this is the
-        fast path when gradients are pooled (`pool_grads`, default with static_alloc).
+        "add" or "null", one string or one per input) and is returned; "write" buffers
+        of the gradient's shape and dtype are written directly (no copy).
         """
         if saved is None:
             raise MXNetError("backward() needs the saved state of a recording forward (record=True)")
