@@ -31,6 +31,7 @@ from symbol.graph import IndexedGraph
 from symbol.infer import creation_shapes, is_open_creation
 from symbol.plan.compiled import CompiledGraph, compile_graph
 
+from .replay import replay_gradients
 from .tracing import TracedGraph
 
 INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")
@@ -215,6 +216,10 @@ class CachedGraph:
         wrt = set(cg.wrt)
 
         def grad_fn(_inputs, _outputs, ograds):
+            if autograd.is_recording():   # create_graph: gradients recorded on the tape
+                grads = replay_gradients(saved.plan.sched, arrays, ograds, saved.is_train, self.name)
+                by_name = dict(zip(cg.wrt, grads))
+                return [by_name.get(n) for n in cg.input_names]
             # parameter gradients go straight into the parameters' .grad buffers when allowed
             dests = [autograd.claim_grad_buffer(a) if n in wrt else None
                      for n, a in zip(cg.input_names, arrays)]
