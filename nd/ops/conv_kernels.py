@@ -17,8 +17,9 @@ images/rows, kernel taps or Winograd's 4x4 transform entries):
   2.25x fewer multiplies than im2col, transforms as adds over contiguous channel vectors;
 * strided, undilated, large kernels (ResNet's 7x7 stride-2 stem): im2col gathers per stride
   phase, so every copy moves contiguous runs (`_gather_by_phase`);
-* 1x1: the GEMM straight on the input; depthwise (one input channel per group):
-  a multiply-add per kernel tap over strided slices;
+* 1x1: the GEMM straight on the input; depthwise (one input channel per group), 1-D and
+  2-D: a multiply-add per kernel tap over whole planes laid out on stride-phase grids
+  (depthwise.py); 3-D or with a channel multiplier: over strided slices;
 * weight gradient: `cols @ ograd^T` (chunked on the FlatGrid for stride 1); data
   gradient: for stride 1 a convolution with the flipped, transposed weight (so the
   fast forward kernels serve), else `W^T @ ograd` and col2im, which loops only over
@@ -43,6 +44,7 @@ import numpy as np
 
 from ..attrs import Attrs
 from ..errors import AttrError, ShapeError
+from . import depthwise
 from .blas import CHUNK_BYTES, THREADED_BLAS, chunk_limit  # noqa: F401 - THREADED_BLAS re-exported
 from .winograd import use_winograd, winograd_forward
 
@@ -370,16 +372,22 @@ def _im2col_forward(xp, x, w, b, geo: Geometry, out) -> None:
         _store(xp, out[n0:n1], res.reshape((o, n1 - n0) + out_sp).swapaxes(0, 1), b)
 
 
+#: fewest output positions per image for which a 1x1 convolution runs one GEMM per image
+#: (single-threaded OpenBLAS: from 14x14 on; the batched GEMM costs two transposing copies)
+POINTWISE_MIN_POSITIONS = 1024 if THREADED_BLAS else 128
+
+
 def _pointwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
     """1x1 convolution (any stride, no padding): a GEMM per image, or one over the batch
-    when images are small (few positions make poor per-image GEMMs)."""
+    when images are small (few positions make poor per-image GEMMs; a threaded BLAS wants
+    few, large GEMMs)."""
     n, c = x.shape[:2]
     o = w.shape[0]
     xs = x[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in geo.stride)]
     p = prod(out.shape[2:])
     w2 = w.reshape(o, c)
     out3 = out.reshape(n, o, p)
-    if p >= 1024 or n == 1:
+    if p >= POINTWISE_MIN_POSITIONS or n == 1:
         # BLAS needs contiguous operands (numpy falls back to a slow loop otherwise)
         xp.matmul(w2, xp.ascontiguousarray(xs).reshape(n, c, p), out=out3)
         if b is not None:
@@ -433,6 +441,8 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None):
         return out
     if _is_pointwise(geo):
         _pointwise_forward(xp, x, w, b, geo, out)
+    elif depthwise.supports(geo, x.shape, w.shape):
+        depthwise.depthwise_forward(xp, x, w, b, geo, out)
     elif _is_depthwise(geo, c):
         _depthwise_forward(xp, x, w, b, geo, out)
     elif use_winograd(x, w, geo.kernel, geo.stride, geo.dilate, geo.groups, out_sp):
@@ -491,6 +501,8 @@ def _depthwise_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
 
 def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     """Gradient of conv_forward with respect to its data (the transposed convolution)."""
+    if depthwise.supports(geo, x_shape, w.shape):
+        return depthwise.depthwise_data_grad(xp, g, w, x_shape, geo)
     if _is_depthwise(geo, x_shape[1]):
         return _depthwise_data_grad(xp, g, w, x_shape, geo)
     ext = geo.extent()
@@ -550,6 +562,8 @@ def _flat_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry, grid: FlatGrid):
 
 def conv_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry):
     """Gradient of conv_forward with respect to its weight."""
+    if depthwise.supports(geo, x.shape, w_shape):
+        return depthwise.depthwise_weight_grad(xp, g, x, w_shape, geo)
     if _is_depthwise(geo, x.shape[1]):
         return _depthwise_weight_grad(xp, g, x, w_shape, geo)
     out_sp = tuple(g.shape[2:])
