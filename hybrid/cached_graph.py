@@ -213,7 +213,7 @@ class CachedGraph:
 
     def _record(self, cg: CompiledGraph, saved, arrays: list, outs: list, results: list, ctx) -> None:
         """Put one node on the tape whose backward is the compiled backward graph."""
-        wrt = set(cg.wrt)
+        wrt_pos = cg.wrt_inputs
 
         def grad_fn(_inputs, _outputs, ograds):
             if autograd.is_recording():   # create_graph: gradients recorded on the tape
@@ -221,8 +221,7 @@ class CachedGraph:
                 by_name = dict(zip(cg.wrt, grads))
                 return [by_name.get(n) for n in cg.input_names]
             # parameter gradients go straight into the parameters' .grad buffers when allowed
-            dests = [autograd.claim_grad_buffer(a) if n in wrt else None
-                     for n, a in zip(cg.input_names, arrays)]
+            dests = autograd.claim_grad_buffers(arrays, wrt_pos)
             grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(),
                                 out=dests if any(d is not None for d in dests) else None)
             self._note_mutations(arrays)

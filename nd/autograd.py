@@ -106,14 +106,21 @@ def claim_grad_buffer(x) -> Any:
     second writer would overwrite the first one's contribution (their sum then goes through
     the usual accumulation). A contribution written in place is returned as usual, wrapping
     the buffer itself; `backward()` then skips its copy."""
+    return claim_grad_buffers([x], (0,))[0]
+
+
+def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list:
+    """`claim_grad_buffer` for the arrays at `positions`; None elsewhere (one list per call)."""
+    out: list = [None] * len(arrays)
     claimed = _CLAIMED.get()
     if claimed is None:
-        return None
-    leaf = x._ag
-    if type(leaf) is not Leaf or leaf.grad_req != "write" or leaf.grad is None or id(leaf) in claimed:
-        return None
-    claimed.add(id(leaf))
-    return leaf.grad._data
+        return out
+    for i in positions:
+        leaf = arrays[i]._ag
+        if type(leaf) is Leaf and leaf.grad_req == "write" and leaf.grad is not None and id(leaf) not in claimed:
+            claimed.add(id(leaf))
+            out[i] = leaf.grad._data
+    return out
 
 
 class TapeNode:

@@ -14,6 +14,7 @@ chain's own differentiable operators instead, so higher-order gradients still wo
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from .. import autograd
 from ..attrs import Attr
@@ -29,38 +30,51 @@ _ATTRS = {"axis": Attr("int", -1, "The class axis (softmax and pick run along it
                                           "this one (the loss's `mean(axis=batch_axis, exclude=True)`).")}
 
 
-def _kept_shape(op: str, axis: int, dshape) -> tuple:
-    ax = _norm_axis(op, axis, len(dshape))
-    return tuple(dshape[:ax]) + (1,) + tuple(dshape[ax + 1:])
+class _Layout(NamedTuple):
+    """The shapes of one (data shape, axis, batch_axis) case, worked out once."""
+
+    ax: int              # the class axis, non-negative
+    kept: tuple          # the per-position loss: data's shape with the class axis as 1
+    rows: tuple          # data's shape without the class axis (the label's)
+    mean_axes: tuple | None   # the batch mean's axes of `kept` (None: no mean)
+    count: int           # positions each mean averages
+    out: tuple           # the result's shape
 
 
-def _label_shape(op: str, axis: int, dshape, lshape) -> tuple:
+_LAYOUTS: dict = {}
+
+
+def _layout(op: str, a, dshape) -> _Layout:
+    key = (tuple(dshape), a.axis, a.batch_axis)
+    hit = _LAYOUTS.get(key)
+    if hit is None:
+        ax = _norm_axis(op, a.axis, len(dshape))
+        kept = tuple(dshape[:ax]) + (1,) + tuple(dshape[ax + 1:])
+        rows = tuple(d for i, d in enumerate(dshape) if i != ax)
+        axes = None if a.batch_axis is None else reduce_axes(op, kept, (a.batch_axis,), True)
+        count = 1 if axes is None else math.prod(kept[i] for i in axes)
+        out = kept if axes is None else reduced_shape(kept, axes, False)
+        hit = _Layout(ax, kept, rows, axes, count, out)
+        if len(_LAYOUTS) > 1024:
+            _LAYOUTS.clear()
+        _LAYOUTS[key] = hit
+    return hit
+
+
+def _label_shape(op: str, lay: _Layout, lshape) -> tuple:
     """The label's shape: data's without the class axis, or with it kept as 1."""
-    kept = _kept_shape(op, axis, dshape)
-    reduced = tuple(d for i, d in enumerate(kept) if i != _norm_axis(op, axis, len(dshape))) or (1,)
-    if lshape is not None and tuple(lshape) == kept:
-        return kept
+    if lshape is not None and tuple(lshape) == lay.kept:
+        return lay.kept
+    reduced = lay.rows or (1,)
     return _merge(op, "label", lshape, reduced) if lshape is not None else reduced
-
-
-def _mean_axes(op: str, a, dshape) -> tuple | None:
-    """The axes of the batch mean (None without `batch_axis`), as the `mean` operator takes them."""
-    if a.batch_axis is None:
-        return None
-    return reduce_axes(op, _kept_shape(op, a.axis, dshape), (a.batch_axis,), True)
-
-
-def _out_shape(op: str, a, dshape) -> tuple:
-    kept = _kept_shape(op, a.axis, dshape)
-    axes = _mean_axes(op, a, dshape)
-    return kept if axes is None else reduced_shape(kept, axes, False)
 
 
 def _ce_shape(a, dshape, lshape):
     if dshape is None:
         return None
     op = "_sparse_softmax_ce"
-    return [tuple(dshape), _label_shape(op, a.axis, dshape, lshape)], [_out_shape(op, a, dshape)]
+    lay = _layout(op, a, dshape)
+    return [tuple(dshape), _label_shape(op, lay, lshape)], [lay.out]
 
 
 def _ce_type(a, dt, lt):
@@ -72,10 +86,10 @@ def _moved(xp, x, ax: int):
     return x if ax == x.ndim - 1 else xp.moveaxis(x, ax, -1)
 
 
-def _positions(xp, label, data, ax: int):
-    """Class indices per row of `data` with `ax` moved last, clipped into range (pick's 'clip')."""
-    rows = tuple(d for i, d in enumerate(data.shape) if i != ax)
-    return clip_index(xp, as_index(xp, label).reshape(rows), data.shape[ax] - 1)
+def _positions(xp, label, data, lay: _Layout):
+    """Class indices per row of `data` with the class axis moved last, clipped into range
+    (pick's 'clip')."""
+    return clip_index(xp, as_index(xp, label).reshape(lay.rows), data.shape[lay.ax] - 1)
 
 
 @register("_sparse_softmax_ce", inputs=("data", "label"), attrs=dict(_ATTRS), infer_shape=_ce_shape,
@@ -84,17 +98,15 @@ def _sparse_softmax_ce(xp, a, data, label):
     """-log_softmax(data)[label] along `axis`, the axis kept with size 1 (hybridgraph helper:
     the loss `-pick(log_softmax(data, axis), label, axis, keepdims=True)` in one kernel)."""
     op = "_sparse_softmax_ce"
-    ax = _norm_axis(op, a.axis, data.ndim)
-    _ce_shape(a, data.shape, label.shape)
-    logp = softmax_kernel(xp, data, ax, log=True)
-    picked = take_last_axis(xp, _moved(xp, logp, ax), _positions(xp, label, data, ax))
-    loss = xp.negative(picked).reshape(_kept_shape(op, a.axis, data.shape))
-    axes = _mean_axes(op, a, data.shape)
-    if axes is None:
+    lay = _layout(op, a, data.shape)
+    _label_shape(op, lay, label.shape)
+    logp = softmax_kernel(xp, data, lay.ax, log=True)
+    picked = take_last_axis(xp, _moved(xp, logp, lay.ax), _positions(xp, label, data, lay))
+    loss = xp.negative(picked).reshape(lay.kept)
+    if lay.mean_axes is None:
         return (loss,)
-    count = math.prod(loss.shape[i] for i in axes)
-    mean = mean_keepdims(xp, loss, axes, count, _accumulator(loss)).astype(loss.dtype, copy=False)
-    return (mean.reshape(_out_shape(op, a, data.shape)),)
+    mean = mean_keepdims(xp, loss, lay.mean_axes, lay.count, _accumulator(loss)).astype(loss.dtype, copy=False)
+    return (mean.reshape(lay.out),)
 
 
 @_sparse_softmax_ce.def_gradient
@@ -121,18 +133,15 @@ def _ce_back_shape(a, gshape, dshape, lshape):
     return [_merge("_backward_sparse_softmax_ce", "ograd", gshape, out), d, lab], [d]
 
 
-def _head_per_position(xp, a, ograd, data):
+def _head_per_position(xp, lay: _Layout, ograd, data):
     """The head gradient per position of the unaveraged loss (keepdims shape): divided by the
     mean's count and broadcast when `batch_axis` is given, as `_unreduce` does."""
-    op = "_backward_sparse_softmax_ce"
-    kept = _kept_shape(op, a.axis, data.shape)
-    axes = _mean_axes(op, a, data.shape)
     g = ograd.astype(data.dtype, copy=False)
-    if axes is None:
-        return g.reshape(kept)
-    r = g.reshape(keepdims_shape(kept, axes))
-    r = r / r.dtype.type(max(math.prod(kept[i] for i in axes), 1))
-    return broadcast_copy(xp, r, kept, data.dtype)
+    if lay.mean_axes is None:
+        return g.reshape(lay.kept)
+    r = g.reshape(keepdims_shape(lay.kept, lay.mean_axes))
+    r = r / r.dtype.type(max(lay.count, 1))
+    return broadcast_copy(xp, r, lay.kept, data.dtype)
 
 
 @register("_backward_sparse_softmax_ce", inputs=("ograd", "data", "label"), attrs=dict(_ATTRS),
@@ -140,11 +149,12 @@ def _head_per_position(xp, a, ograd, data):
 def _backward_sparse_softmax_ce(xp, a, ograd, data, label):
     """Gradient of `_sparse_softmax_ce` for its data: ograd * (softmax(data) - onehot(label)),
     computed as the chain's backward does (exp of the log-softmax)."""
-    ax = _norm_axis("_backward_sparse_softmax_ce", a.axis, data.ndim)
-    g = _head_per_position(xp, a, ograd, data)
+    lay = _layout("_backward_sparse_softmax_ce", a, data.shape)
+    ax = lay.ax
+    g = _head_per_position(xp, lay, ograd, data)
     logp = softmax_kernel(xp, data, ax, log=True)
     # the chain: _backward_pick puts -g at the label, then log_softmax's vjp: that - exp(logp) * sum
-    picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, ax),
+    picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, lay),
                                _moved(xp, logp, ax).shape, data.dtype)
     picked = picked if ax == data.ndim - 1 else xp.moveaxis(picked, -1, ax)
     e = xp.exp(logp)

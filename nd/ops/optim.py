@@ -132,8 +132,12 @@ def _check(name: str, inputs: tuple, arrays: tuple, n_low: int | None = None) ->
     """Eager-time shape/dtype checks (the executor has run infer_* already)."""
     w = arrays[0]
     dt, shape = w.dtype, w.shape
-    if n_low is None and dt.kind == "f" and all(x.dtype == dt and x.shape == shape for x in arrays):
-        return  # the common case: every input has the weight's floating dtype and shape
+    if n_low is None and dt.kind == "f":
+        for x in arrays:
+            if x.dtype != dt or x.shape != shape:
+                break
+        else:
+            return  # the common case: every input has the weight's floating dtype and shape
     n_low = len(inputs) if n_low is None else n_low
     _float_types(name, inputs, n_low)(None, *[x.dtype for x in arrays])
     for n, x in zip(inputs, arrays):
