@@ -188,16 +188,31 @@ def _topo_order(heads: Sequence[Any]) -> list[TapeNode]:
     return order
 
 
+class _Late:
+    """Modules that import this one (NDArray, the operator namespace), bound on first use:
+    a function-level import runs Python code on every call."""
+
+    F = None
+    NDArray = None
+
+
+def _late() -> type[_Late]:
+    if _Late.F is None:
+        from . import ops_namespace  # noqa: PLC0415 - cycle
+        from .ndarray import NDArray  # noqa: PLC0415 - cycle
+        _Late.F, _Late.NDArray = ops_namespace, NDArray
+    return _Late
+
+
 def _ones_like(h):
     """The default head gradient: a constant, so a plain array (no operator call) even when
     the backward is recorded."""
-    from .ndarray import NDArray  # noqa: PLC0415 - cycle
-    return NDArray._wrap(h._ctx.xp.ones(h.shape, dtype=h.dtype), h._ctx)
+    return _late().NDArray._wrap(h._ctx.xp.ones(h.shape, dtype=h.dtype), h._ctx)
 
 
 def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool):
     """Propagate head gradients; returns {id(Leaf): (Leaf, grad NDArray)}."""
-    from . import ops_namespace as F  # noqa: PLC0415, N812
+    F = _late().F  # noqa: N806
     if head_grads is None:
         head_grads = [None] * len(heads)
     grads: dict[tuple[int, int], Any] = {}
@@ -235,8 +250,8 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
 
 def _propagate(order, grads, accumulate, retain_graph: bool, create_graph: bool, scope) -> None:
     """Apply each tape node's gradient function, consumers before producers."""
-    from . import ndarray as _nd  # noqa: PLC0415
-    from . import ops_namespace as F  # noqa: PLC0415, N812
+    late = _late()
+    F, wrap = late.F, late.NDArray._wrap  # noqa: N806
     with scope:
         for node in reversed(order):
             if node.freed:
@@ -246,8 +261,8 @@ def _propagate(order, grads, accumulate, retain_graph: bool, create_graph: bool,
             ograds = [grads.pop((id(node), i), None) for i in range(len(node.outputs))]
             if all(g is None for g in ograds) and not node.loss:
                 continue
-            outs = [_nd.NDArray._wrap(o, node.inputs[0].context if node.inputs else None)
-                    for o in node.outputs]
+            ctx = node.inputs[0].context if node.inputs else None
+            outs = [wrap(o, ctx) for o in node.outputs]
             if create_graph:
                 for i, o in enumerate(outs):
                     o._ag = (node, i)
