@@ -64,8 +64,10 @@ class Updater:
             return
         opt = self.optimizer
         opt._set_current_context(weights[0].context.device_id)
-        states = self.states
+        states, synced = self.states, self.states_synced
         for i, idx in enumerate(indices):
+            if synced.get(idx):     # the common case: a state, on the right context
+                continue
             if isinstance(idx, bytes):
                 idx = indices[i] = idx.decode()
             if idx not in states:

@@ -632,18 +632,16 @@ class CompiledGraph:
                 if p is not None:
                     wrt_out[p], wrt_req[p] = dst, r
             grads = saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
-            return list(out) if all(d is not None for d in out) else self._with_fresh(out, grads)
+            return self._with_fresh(out, grads)
         grads = saved.plan.backward(saved, head_grads, retain_graph)
         return [None if p is None else grads[p] for p in self._wrt_pos]
 
     def _with_fresh(self, out: Sequence, grads: Sequence) -> list:
-        """`out`, where it has no array: the gradient itself (a copy if pooled: arenas are reused)."""
-        res = []
-        for p, dst in zip(self._wrt_pos, out):
-            g = None if p is None else grads[p]
-            if dst is None and g is not None and self.pool_grads:
-                g = g.copy()
-            res.append(dst if dst is not None else g)
+        """`out`, where it has no array: the gradient itself (a copy if pooled: arenas are reused).
+        `grads` (from `_deliver`) already holds the `out` array wherever one was given."""
+        res = [dst if p is None else grads[p] for p, dst in zip(self._wrt_pos, out)]
+        if self.pool_grads:
+            res = [g if dst is not None or g is None else g.copy() for g, dst in zip(res, out)]
         return res
 
     def memory_stats(self, plan: Plan | None = None) -> dict:
