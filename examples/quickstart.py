@@ -79,7 +79,8 @@ def train_epochs(net, trainer, loss_fn, data, epochs, batch_size, label):
 
 def inference_speed(net, x, batch_size: int = 64, repeat: int = 3) -> float:
     xb = [nd.array(x[i:i + batch_size]) for i in range(0, len(x), batch_size)]
-    net(xb[0])  # warm up (and trace, when hybridized)
+    for b in xb:  # warm up: trace once, plan each batch shape (the last batch is smaller)
+        net(b)
     start = time.perf_counter()
     for _ in range(repeat):
         for b in xb:
