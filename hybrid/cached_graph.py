@@ -90,7 +90,7 @@ def _mutated_inputs(graph: IndexedGraph, names: list[str]) -> list[int]:
             continue
         slots = n.op.input_names(n.attrs)
         for pos, (src, _) in enumerate(n.inputs):
-            if src.op is None and (pos in n.op.mutate_inputs or (pos < len(slots) and slots[pos] in n.op.aux)):
+            if src.op is None and (pos in n.op.mutated(n.attrs) or (pos < len(slots) and slots[pos] in n.op.aux)):
                 hit.add(src.name)
     return [i for i, name in enumerate(names) if name in hit]
 

@@ -35,19 +35,28 @@ class _Kernel:
     def __init__(self, name: str):
         self.op = get_op(name)
 
-    def __call__(self, inputs: list, attrs: dict, out: NDArray | None = None) -> NDArray:
+    def __call__(self, inputs: list, attrs: dict, out: NDArray | list | None = None) -> NDArray | list:
         op = self.op
-        target = inputs[0] if out is None else out
         arrays = [x._data for x in inputs]
+        parsed = parse_cached(op, attrs)
+        if isinstance(out, list):   # a multi_* op: every weight written in place by one call
+            op.forward(inputs[0]._ctx.xp, parsed, *arrays, out=tuple(o._data for o in out))
+            if WATCHED:
+                for o in out:
+                    note_write(o._data)
+                for i in op.mutated(parsed):
+                    note_write(arrays[i])
+            return out
+        target = inputs[0] if out is None else out
         if op.writes_out and target is inputs[0]:
             # the update kernels write the new weight straight into it (no copy)
-            op.forward(target._ctx.xp, parse_cached(op, attrs), *arrays, out=(target._data,))
+            op.forward(target._ctx.xp, parsed, *arrays, out=(target._data,))
         else:
-            res = op.compute(target._ctx.xp, parse_cached(op, attrs), arrays)
+            res = op.compute(target._ctx.xp, parsed, arrays)
             target._data[...] = res[0]
         if WATCHED:  # folded inference graphs froze the old values (nd.writes)
             note_write(target._data)
-            for i in op.mutate_inputs:
+            for i in op.mutated(parsed):
                 note_write(arrays[i])
         return target
 

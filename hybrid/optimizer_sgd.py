@@ -21,6 +21,8 @@ _SGD = _kernel("sgd_update")
 _SGD_MOM = _kernel("sgd_mom_update")
 _MP_SGD = _kernel("mp_sgd_update")
 _MP_SGD_MOM = _kernel("mp_sgd_mom_update")
+_MULTI_SGD = _kernel("multi_sgd_update")
+_MULTI_SGD_MOM = _kernel("multi_sgd_mom_update")
 
 
 def _sgd_step(weight: NDArray, grad: NDArray, state: Any, multi_precision: bool, attrs: dict) -> None:
@@ -85,7 +87,8 @@ class SGD(_SGDStates, Optimizer):
 
     def _update_impl(self, indices: Any, weights: Any, grads: Any, states: Any,
                      multi_precision: bool = False) -> None:
-        if not isinstance(indices, (tuple, list)):
+        aggregate = isinstance(indices, (tuple, list))
+        if not aggregate:
             indices, weights, grads, states = [indices], [weights], [grads], [states]
         self._update_count(indices)
         lrs = self._get_lrs(indices)
@@ -93,6 +96,14 @@ class SGD(_SGDStates, Optimizer):
         kwargs = _common_kwargs(self)
         if self.momentum > 0:
             kwargs["momentum"] = self.momentum
+        if aggregate and not multi_precision and (self.momentum <= 0 or all(s is not None for s in states)):
+            # MXNet's aggregated update: one multi_sgd(_mom)_update call for the group
+            kwargs.update(lrs=tuple(lrs), wds=tuple(wds), num_weights=len(weights))
+            if self.momentum > 0:
+                _MULTI_SGD_MOM([x for group in zip(weights, grads, states) for x in group], kwargs, list(weights))
+            else:
+                _MULTI_SGD([x for group in zip(weights, grads) for x in group], kwargs, list(weights))
+            return
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, {"lr": lr, "wd": wd, **kwargs})
 

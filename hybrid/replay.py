@@ -29,7 +29,7 @@ def _check_replayable(sched: Schedule, name: str) -> None:
         why = None
         if st.op.random_for(st.attrs):
             why = "draws random numbers"
-        elif st.op.mutate_inputs:
+        elif st.op.mutates:
             why = "updates its inputs in place"
         elif any(e in hidden_used for e in st.outputs[st.op.num_visible_outputs(st.attrs):]):
             why = "passes hidden outputs to its gradient"

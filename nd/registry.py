@@ -39,7 +39,7 @@ class OpDef:
                  infer_type: Callable | None = None, gradient: Callable | str | None = None,
                  elementwise: bool = False, inplace: Sequence[tuple[int, int]] = (),
                  is_random: bool = False, loss: bool = False, train_aware: bool = False,
-                 mutate_inputs: Sequence[int] = (), key_var_num_args: str | None = None,
+                 mutate_inputs: Sequence[int] | Callable = (), key_var_num_args: str | None = None,
                  hint: str | None = None, doc: str = "", differentiable: bool | None = None,
                  fluent: bool = True, public: bool | None = None, learnable: Sequence[str] = (),
                  writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None,
@@ -68,7 +68,9 @@ class OpDef:
         self.is_random = is_random
         self.loss = loss
         self.train_aware = train_aware
-        self.mutate_inputs = tuple(mutate_inputs)
+        # positions of inputs the kernel writes in place: a tuple, or attrs -> tuple when they
+        # depend on the attributes (multi_sgd_mom_update's momenta); read through `mutated`
+        self.mutate_inputs = mutate_inputs if callable(mutate_inputs) else tuple(mutate_inputs)
         self.key_var_num_args = key_var_num_args
         self.hint = hint or name.lower()
         self.doc = doc
@@ -111,6 +113,16 @@ class OpDef:
 
     def num_outputs(self, a: Attrs) -> int:
         return len(self._outputs(a))
+
+    @property
+    def mutates(self) -> bool:
+        """Whether the kernel may write some input in place."""
+        return bool(self.mutate_inputs)
+
+    def mutated(self, a: Attrs) -> tuple:
+        """The input positions this call writes in place."""
+        m = self.mutate_inputs
+        return tuple(m(a)) if callable(m) else m
 
     def num_visible_outputs(self, a: Attrs) -> int:
         return self._num_visible(a)

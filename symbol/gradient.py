@@ -150,7 +150,7 @@ def _mutating_entries(produced: list[Entry], forward: set[int]) -> list[Entry]:
     if not produced:
         return []
     return [(n, 0) for n in topo_sort(produced)
-            if id(n) not in forward and n.op is not None and n.op.mutate_inputs]
+            if id(n) not in forward and n.op is not None and n.op.mutates]
 
 
 def head_grad_variables(sym: Symbol) -> list[Node | None]:

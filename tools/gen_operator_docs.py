@@ -54,7 +54,7 @@ def _flags(op) -> str:
         flags.append("random")
     if op.loss:
         flags.append("loss-style gradient")
-    if op.mutate_inputs:
+    if op.mutates:
         flags.append("mutates inputs")
     if not op.public:
         flags.append("internal")

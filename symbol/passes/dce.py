@@ -18,7 +18,7 @@ from .rewrite import rebuild
 
 def has_side_effects(node: Node) -> bool:
     """Running the node changes state beyond its outputs (mutated inputs, the RNG)."""
-    return node.op is not None and (bool(node.op.mutate_inputs) or node.op.random_for(node.attrs))
+    return node.op is not None and (node.op.mutates or node.op.random_for(node.attrs))
 
 
 @register_pass("dce")

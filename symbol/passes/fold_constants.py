@@ -57,7 +57,7 @@ def _mutated_entries(heads: list[Entry]) -> set[tuple[int, int]]:
     """Entries some node writes into (they cannot become shared constants)."""
     out = set()
     for key, users in consumer_nodes(heads).items():
-        if any(pos in node.op.mutate_inputs for node, pos in users if node.op is not None):
+        if any(pos in node.op.mutated(node.attrs) for node, pos in users if node.op is not None):
             out.add(key)
     return out
 

@@ -39,7 +39,7 @@ class _Grouper:
     def fusable(self, node: Node) -> bool:
         op = node.op
         return (op is not None and op.elementwise and op.forward is not None and node.num_outputs() == 1
-                and not op.random_for(node.attrs) and not op.mutate_inputs and not op.train_aware
+                and not op.random_for(node.attrs) and not op.mutates and not op.train_aware
                 and not node.subgraphs and not node.control_deps)
 
     def compatible(self, node: Node, root: Node) -> bool:

@@ -48,7 +48,7 @@ def _node_problems(node: Node) -> list[str]:
         bad = _entry_problem(e, f"{where} input {pos}")
         if bad:
             problems.append(bad)
-    for pos in node.op.mutate_inputs:
+    for pos in node.op.mutated(node.attrs):
         if pos < len(node.inputs) and node.inputs[pos][0].op is not None:
             problems.append(f"{where}: input {pos} is mutated in place but comes from operator node "
                             f"{node.inputs[pos][0].name!r}, not a variable")

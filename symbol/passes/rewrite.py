@@ -93,5 +93,5 @@ def is_plain_op(node: Node) -> bool:
     """An operator node with no side effects a pass must preserve: not random, mutates
     nothing, and has no subgraphs or control dependencies."""
     op = node.op
-    return (op is not None and not op.random_for(node.attrs) and not op.mutate_inputs
+    return (op is not None and not op.random_for(node.attrs) and not op.mutates
             and not node.subgraphs and not node.control_deps)

@@ -35,7 +35,7 @@ class _Simplifier:
         self.uses = consumers(heads)
         self.heads = head_keys(heads)
         self.mutated = {key for key, users in consumer_nodes(heads).items()
-                        if any(u.op is not None and pos in u.op.mutate_inputs for u, pos in users)}
+                        if any(u.op is not None and pos in u.op.mutated(u.attrs) for u, pos in users)}
         self.copy_op = get_op("_copy")
 
     def visit(self, node: Node, ins: tuple) -> tuple | None:

@@ -19,7 +19,7 @@ from .schedule import Schedule, Step
 def cheap(step: Step) -> bool:
     """The default policy: recompute pointwise, deterministic, pure operators."""
     op = step.op
-    return bool(op.elementwise and not op.random_for(step.attrs) and not op.mutate_inputs
+    return bool(op.elementwise and not op.random_for(step.attrs) and not op.mutates
                 and not op.train_aware)
 
 

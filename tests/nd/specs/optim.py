@@ -213,7 +213,32 @@ def _ftml_case(draw):
 _RMS_EXTRA = {"gamma1": 0.5, "gamma2": 0.25, "epsilon": 0.0625}
 _MP_TOL = {"rtol": 2e-3, "atol": 2e-3}
 
+def _multi_case(stride: int, momentum: bool):
+    """Several weights (of different shapes) with their gradients (and momenta)."""
+    def case(draw):
+        n = draw(st.integers(1, 3))
+        xs = []
+        for _ in range(n):
+            shape = draw(shapes(max_dims=2))
+            xs += [draw(arr(shape)) for _ in range(stride)]
+        attrs = _common(draw, momentum)
+        attrs.pop("lr"), attrs.pop("wd")
+        attrs.update(num_weights=n, lrs=tuple(draw(st.sampled_from([0.5, 0.25])) for _ in range(n)),
+                     wds=tuple(draw(st.sampled_from([0.0, 0.125])) for _ in range(n)))
+        return xs, attrs
+    return case
+
+
+def _multi_ref(one, stride: int):
+    def ref(*arrays, lrs, wds, num_weights, **kw):
+        return tuple(one(*arrays[stride * i: stride * (i + 1)], lr=lrs[i], wd=wds[i], **kw)
+                     for i in range(num_weights))
+    return ref
+
+
 SPECS = [
+    OpSpec("multi_sgd_update", case=_multi_case(2, False), ref=_multi_ref(ref_sgd, 2), nondiff=_ND),
+    OpSpec("multi_sgd_mom_update", case=_multi_case(3, True), ref=_multi_ref(ref_sgd_mom, 3), nondiff=_ND),
     OpSpec("sgd_update", case=_case(2), ref=ref_sgd, nondiff=_ND),
     OpSpec("sgd_mom_update", case=_case(3, momentum=True), ref=ref_sgd_mom, nondiff=_ND),
     OpSpec("nag_mom_update", case=_case(3, momentum=True), ref=ref_nag, nondiff=_ND),

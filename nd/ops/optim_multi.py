@@ -1,0 +1,144 @@
+"""`multi_sgd_update` / `multi_sgd_mom_update`: SGD on several weights in one call.
+
+MXNet's SGD optimizer updates up to MXNET_OPTIMIZER_AGGREGATION_SIZE (default 4)
+weights per call of these operators. Inputs come in groups per weight —
+(weight_i, grad_i) or (weight_i, grad_i, mom_i) — with one learning rate and one
+weight decay per weight (`lrs`, `wds`); the outputs are the new weights (pass
+`out=` the weights to update them in place) and the momenta are updated in place.
+Per weight the arithmetic is MXNet's MultiSGDKernel, in the weight's dtype with the
+float32 attributes: mom = momentum*mom - lr*wd*w - lr*rescale_grad*grad (the gradient
+clipped first when clip_gradient >= 0); w = w + mom.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from ..attrs import Attr
+from ..errors import AttrError, ShapeError
+from ..registry import merge_shape, register
+from .optim import _clip, _momentum, _rescale
+
+
+def _attrs(momentum: bool) -> dict:
+    attrs = {"lrs": Attr("floats", doc="Learning rates."), "wds": Attr("floats", doc="Weight decay augments "
+             "the objective function with a regularization term that penalizes large weights. The "
+             "penalty scales with the square of the magnitude of each weight.")}
+    if momentum:
+        attrs["momentum"] = _momentum()
+    attrs.update({"rescale_grad": _rescale(), **_clip(),
+                  "num_weights": Attr("int", 1, "Number of updated weights.")})
+    return attrs
+
+
+def _names(groups: tuple) -> Callable:
+    def names(a) -> tuple:
+        return tuple(f"{g}_{i}" for i in range(max(a.num_weights or 0, 0)) for g in groups)
+    return names
+
+
+def _check_counts(op: str, a, n_inputs: int, stride: int) -> int:
+    n = a.num_weights
+    if n < 1 or len(a.lrs) != n or len(a.wds) != n:
+        raise AttrError(f"operator {op}: num_weights={n} needs that many lrs and wds, got "
+                        f"{len(a.lrs)} lrs and {len(a.wds)} wds")
+    if n_inputs != stride * n:
+        raise ShapeError(f"operator {op}: expected {stride * n} inputs ({stride} per weight), got {n_inputs}")
+    return n
+
+
+def _shape_rule(op: str, stride: int) -> Callable:
+    def infer(a, *shapes):
+        n = _check_counts(op, a, len(shapes), stride)
+        ins, outs = [], []
+        for i in range(n):
+            group = shapes[stride * i: stride * (i + 1)]
+            shape = None
+            for s in group:
+                try:
+                    shape = merge_shape(shape, s)
+                except ShapeError:
+                    raise ShapeError(f"operator {op}: the inputs of weight {i} have shapes {list(group)}; "
+                                     "they must all be equal") from None
+            ins += [shape] * stride
+            outs.append(shape)
+        return ins, outs
+    return infer
+
+
+def _type_rule(op: str, stride: int) -> Callable:
+    def infer(a, *dtypes):
+        n = _check_counts(op, a, len(dtypes), stride)
+        ins, outs = [], []
+        for i in range(n):
+            group = [d for d in dtypes[stride * i: stride * (i + 1)] if d is not None]
+            if any(d != group[0] for d in group):
+                raise ShapeError(f"operator {op}: the inputs of weight {i} have dtypes {group}; "
+                                 "they must all be equal")
+            t = group[0] if group else None
+            ins += [t] * stride
+            outs.append(t)
+        return ins, outs
+    return infer
+
+
+def _scaled_grad(xp, a, lr, g, s):
+    """lr * (rescale_grad * grad), clipped when clip_gradient >= 0, into scratch `s`."""
+    dt = g.dtype.type
+    if a.clip_gradient >= 0:
+        xp.multiply(g, dt(a.rescale_grad), out=s)
+        xp.clip(s, dt(-a.clip_gradient), dt(a.clip_gradient), out=s)
+        s *= lr
+        return s
+    return xp.multiply(g, lr * dt(a.rescale_grad), out=s)
+
+
+def _multi_forward(op: str, momentum: bool) -> Callable:
+    stride = 3 if momentum else 2
+
+    def forward(xp, a, *arrays, out=None):
+        n = _check_counts(op, a, len(arrays), stride)
+        results = []
+        for i in range(n):
+            w, g = arrays[stride * i], arrays[stride * i + 1]
+            if g.shape != w.shape or (momentum and arrays[stride * i + 2].shape != w.shape):
+                raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {w.shape}")
+            dt = w.dtype.type
+            lr, wd = dt(np.float32(a.lrs[i])), dt(np.float32(a.wds[i]))
+            dst = xp.empty_like(w) if out is None else out[i]
+            step = _scaled_grad(xp, a, lr, g, xp.empty_like(w))
+            if momentum:
+                mom = arrays[stride * i + 2]
+                mom *= dt(a.momentum)
+                if wd:
+                    mom -= xp.multiply(w, lr * wd, out=xp.empty_like(w))
+                mom -= step
+                results.append(xp.add(w, mom, out=dst))
+            else:             # the kernel's momentum is 0: mom = -lr*wd*w - step
+                mom = xp.multiply(w, lr * wd, out=xp.empty_like(w))
+                xp.negative(mom, out=mom)
+                mom -= step
+                results.append(xp.add(w, mom, out=dst))
+        return tuple(results)
+    return forward
+
+
+def _momenta(a) -> tuple:
+    return tuple(3 * i + 2 for i in range(max(a.num_weights or 0, 0)))
+
+
+register("multi_sgd_update", inputs=_names(("weight", "grad")), outputs=lambda a: tuple(
+             f"output_{i}" for i in range(max(a.num_weights or 0, 0))),
+         attrs=_attrs(False), fluent=False, writes_out=True,
+         infer_shape=_shape_rule("multi_sgd_update", 2), infer_type=_type_rule("multi_sgd_update", 2),
+         doc="SGD update of several weights: w_i = w_i - lrs[i] * (rescale_grad * grad_i + wds[i] * w_i) "
+             "(MXNet's aggregated update; pass out= the weights).")(_multi_forward("multi_sgd_update", False))
+
+register("multi_sgd_mom_update", inputs=_names(("weight", "grad", "mom")), outputs=lambda a: tuple(
+             f"output_{i}" for i in range(max(a.num_weights or 0, 0))),
+         attrs=_attrs(True), fluent=False, writes_out=True, mutate_inputs=_momenta,
+         infer_shape=_shape_rule("multi_sgd_mom_update", 3), infer_type=_type_rule("multi_sgd_mom_update", 3),
+         doc="Momentum SGD update of several weights: mom_i = momentum * mom_i - lrs[i] * (rescale_grad * "
+             "grad_i + wds[i] * w_i); w_i += mom_i (MXNet's aggregated update; pass out= the weights)."
+         )(_multi_forward("multi_sgd_mom_update", True))
