@@ -99,27 +99,25 @@ def _multi_forward(op: str, momentum: bool) -> Callable:
 
     def forward(xp, a, *arrays, out=None):
         n = _check_counts(op, a, len(arrays), stride)
+        lrs, wds, f32 = a.lrs, a.wds, np.float32
         results = []
         for i in range(n):
             w, g = arrays[stride * i], arrays[stride * i + 1]
-            if g.shape != w.shape or (momentum and arrays[stride * i + 2].shape != w.shape):
+            mom = arrays[stride * i + 2] if momentum else None
+            if g.shape != w.shape or (momentum and mom.shape != w.shape):
                 raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {w.shape}")
             dt = w.dtype.type
-            lr, wd = dt(np.float32(a.lrs[i])), dt(np.float32(a.wds[i]))
-            dst = xp.empty_like(w) if out is None else out[i]
+            lr, wd = dt(f32(lrs[i])), dt(f32(wds[i]))
             step = _scaled_grad(xp, a, lr, g, xp.empty_like(w))
             if momentum:
-                mom = arrays[stride * i + 2]
                 mom *= dt(a.momentum)
                 if wd:
                     mom -= xp.multiply(w, lr * wd, out=xp.empty_like(w))
-                mom -= step
-                results.append(xp.add(w, mom, out=dst))
             else:             # the kernel's momentum is 0: mom = -lr*wd*w - step
                 mom = xp.multiply(w, lr * wd, out=xp.empty_like(w))
                 xp.negative(mom, out=mom)
-                mom -= step
-                results.append(xp.add(w, mom, out=dst))
+            mom -= step
+            results.append(xp.add(w, mom, out=xp.empty_like(w) if out is None else out[i]))
         return tuple(results)
     return forward
 
