@@ -48,37 +48,29 @@ def _check_counts(op: str, a, n_inputs: int, stride: int) -> int:
     return n
 
 
-def _shape_rule(op: str, stride: int) -> Callable:
-    def infer(a, *shapes):
-        n = _check_counts(op, a, len(shapes), stride)
+def _merge_dtype(t, d):
+    if t is not None and d is not None and t != d:
+        raise ShapeError("unequal dtypes")
+    return d if t is None else t
+
+
+def _group_rule(op: str, stride: int, merge: Callable, what: str) -> Callable:
+    """An infer_shape / infer_type rule: the inputs of each weight share one shape (dtype),
+    which is also that weight's output's."""
+    def infer(a, *values):
+        n = _check_counts(op, a, len(values), stride)
         ins, outs = [], []
         for i in range(n):
-            group = shapes[stride * i: stride * (i + 1)]
-            shape = None
-            for s in group:
+            group = values[stride * i: stride * (i + 1)]
+            unified = None
+            for v in group:
                 try:
-                    shape = merge_shape(shape, s)
+                    unified = merge(unified, v)
                 except ShapeError:
-                    raise ShapeError(f"operator {op}: the inputs of weight {i} have shapes {list(group)}; "
+                    raise ShapeError(f"operator {op}: the inputs of weight {i} have {what} {list(group)}; "
                                      "they must all be equal") from None
-            ins += [shape] * stride
-            outs.append(shape)
-        return ins, outs
-    return infer
-
-
-def _type_rule(op: str, stride: int) -> Callable:
-    def infer(a, *dtypes):
-        n = _check_counts(op, a, len(dtypes), stride)
-        ins, outs = [], []
-        for i in range(n):
-            group = [d for d in dtypes[stride * i: stride * (i + 1)] if d is not None]
-            if any(d != group[0] for d in group):
-                raise ShapeError(f"operator {op}: the inputs of weight {i} have dtypes {group}; "
-                                 "they must all be equal")
-            t = group[0] if group else None
-            ins += [t] * stride
-            outs.append(t)
+            ins += [unified] * stride
+            outs.append(unified)
         return ins, outs
     return infer
 
@@ -129,14 +121,16 @@ def _momenta(a) -> tuple:
 register("multi_sgd_update", inputs=_names(("weight", "grad")), outputs=lambda a: tuple(
              f"output_{i}" for i in range(max(a.num_weights or 0, 0))),
          attrs=_attrs(False), fluent=False, writes_out=True,
-         infer_shape=_shape_rule("multi_sgd_update", 2), infer_type=_type_rule("multi_sgd_update", 2),
+         infer_shape=_group_rule("multi_sgd_update", 2, merge_shape, "shapes"),
+         infer_type=_group_rule("multi_sgd_update", 2, _merge_dtype, "dtypes"),
          doc="SGD update of several weights: w_i = w_i - lrs[i] * (rescale_grad * grad_i + wds[i] * w_i) "
              "(MXNet's aggregated update; pass out= the weights).")(_multi_forward("multi_sgd_update", False))
 
 register("multi_sgd_mom_update", inputs=_names(("weight", "grad", "mom")), outputs=lambda a: tuple(
              f"output_{i}" for i in range(max(a.num_weights or 0, 0))),
          attrs=_attrs(True), fluent=False, writes_out=True, mutate_inputs=_momenta,
-         infer_shape=_shape_rule("multi_sgd_mom_update", 3), infer_type=_type_rule("multi_sgd_mom_update", 3),
+         infer_shape=_group_rule("multi_sgd_mom_update", 3, merge_shape, "shapes"),
+         infer_type=_group_rule("multi_sgd_mom_update", 3, _merge_dtype, "dtypes"),
          doc="Momentum SGD update of several weights: mom_i = momentum * mom_i - lrs[i] * (rescale_grad * "
              "grad_i + wds[i] * w_i); w_i += mom_i (MXNet's aggregated update; pass out= the weights)."
          )(_multi_forward("multi_sgd_mom_update", True))
