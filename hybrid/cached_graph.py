@@ -133,10 +133,7 @@ class CachedGraph:
                 if cg is None:
                     cg = compile_graph(self.traced.symbol._outputs, self._input_names, for_training=for_training,
                                        ctx=ctx, static_alloc=self.static_alloc,
-                                       wrt=None if wrt is None else list(wrt),
-                                       # gradients go to the parameters' buffers or new arrays,
-                                       # never through the arena (no copy out of it)
-                                       pool_grads=False)
+                                       wrt=None if wrt is None else list(wrt))
                     self._compiled[key] = cg
         return cg
 

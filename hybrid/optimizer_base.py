@@ -39,26 +39,24 @@ class _Kernel:
         op = self.op
         arrays = [x._data for x in inputs]
         parsed = parse_cached(op, attrs)
+        xp = inputs[0]._ctx.xp
         if isinstance(out, list):   # a multi_* op: every weight written in place by one call
-            op.forward(inputs[0]._ctx.xp, parsed, *arrays, out=tuple(o._data for o in out))
-            if WATCHED:
-                for o in out:
-                    note_write(o._data)
-                for i in op.mutated(parsed):
-                    note_write(arrays[i])
-            return out
-        target = inputs[0] if out is None else out
-        if op.writes_out and target is inputs[0]:
-            # the update kernels write the new weight straight into it (no copy)
-            op.forward(target._ctx.xp, parsed, *arrays, out=(target._data,))
+            op.forward(xp, parsed, *arrays, out=tuple(o._data for o in out))
+            targets = out
         else:
-            res = op.compute(target._ctx.xp, parsed, arrays)
-            target._data[...] = res[0]
+            target = inputs[0] if out is None else out
+            if op.writes_out and target is inputs[0]:
+                # the update kernels write the new weight straight into it (no copy)
+                op.forward(xp, parsed, *arrays, out=(target._data,))
+            else:
+                target._data[...] = op.compute(xp, parsed, arrays)[0]
+            targets = [target]
         if WATCHED:  # folded inference graphs froze the old values (nd.writes)
-            note_write(target._data)
+            for t in targets:
+                note_write(t._data)
             for i in op.mutated(parsed):
                 note_write(arrays[i])
-        return target
+        return out if isinstance(out, list) else targets[0]
 
 
 def _kernel(name: str) -> _Kernel:

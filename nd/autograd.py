@@ -98,19 +98,14 @@ class Leaf:
         self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
 
 
-def claim_grad_buffer(x) -> Any:
-    """The backend array of `x`'s gradient buffer, for a gradient function that can write its
-    result there directly (a compiled backward), or None.
+def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list:
+    """Per array, the backend array of its gradient buffer when a gradient function may write
+    its result there directly (a compiled backward), else None; only `positions` are asked.
 
     Only inside `backward()`, for a variable with grad_req 'write', and once per backward: a
     second writer would overwrite the first one's contribution (their sum then goes through
     the usual accumulation). A contribution written in place is returned as usual, wrapping
     the buffer itself; `backward()` then skips its copy."""
-    return claim_grad_buffers([x], (0,))[0]
-
-
-def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list:
-    """`claim_grad_buffer` for the arrays at `positions`; None elsewhere (one list per call)."""
     out: list = [None] * len(arrays)
     claimed = _CLAIMED.get()
     if claimed is None:
@@ -288,7 +283,7 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
         leaf.fresh = True
         if leaf.grad_req == "add":
             leaf.grad._data += g._data
-        elif g._data is not leaf.grad._data:   # not already written there (claim_grad_buffer)
+        elif g._data is not leaf.grad._data:   # not already written there (claim_grad_buffers)
             leaf.grad._data[...] = g._data
 
 

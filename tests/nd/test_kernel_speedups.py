@@ -337,3 +337,17 @@ def _peak_bytes(fn) -> int:
         return tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_clip_single_pass_keeps_mxnets_nested_test(dtype):
+    # MXNet: x > a_max ? a_max : (x < a_min ? a_min : x); NaN stays NaN; crossed bounds differ
+    # from np.clip, so they keep the nested form (values checked against MXNet 1.9.1)
+    x = nd.array([np.nan, -10, 0.5, 10, np.inf, -np.inf], dtype=dtype)
+    np.testing.assert_array_equal(nd.clip(x, 0, 6).asnumpy(), np.array([np.nan, 0, 0.5, 6, 6, 0], dtype))
+    np.testing.assert_array_equal(nd.clip(x, 5, 3).asnumpy(), np.array([np.nan, 5, 5, 3, 3, 5], dtype))
+    out = nd.zeros((6,), dtype=dtype)
+    nd.clip(x, 0, 6, out=out)
+    np.testing.assert_array_equal(out.asnumpy(), np.array([np.nan, 0, 0.5, 6, 6, 0], dtype))
+    ints = nd.array([-3, 0, 2, 9], dtype="int32")
+    np.testing.assert_array_equal(nd.clip(ints, -1.5, 2.5).asnumpy(), [-1, 0, 2, 2])
