@@ -71,6 +71,22 @@ def _flatten(x: Any) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
+class ImplUpdates:
+    """`update` / `update_multi_precision` for optimizers whose `_update_impl(indices, weights,
+    grads, states, multi_precision)` takes one index or lists of them (SGD, LARS, LAMB):
+    mixed precision when it is on and the (first) weight is float16."""
+
+    multi_precision: bool
+
+    def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
+        self._update_impl(index, weight, grad, state, multi_precision=False)
+
+    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
+        first = weight[0] if isinstance(index, (tuple, list)) else weight
+        self._update_impl(index, weight, grad, state,
+                          multi_precision=self.multi_precision and first.dtype == np.float16)
+
+
 class Optimizer:
     """The base class inherited by all optimizers.
 
@@ -231,29 +247,27 @@ class Optimizer:
 
     def _scaled_lrs(self, lr: float, indices: list) -> list:
         """`lr` times each index's multiplier (Parameter.lr_mult, set_lr_mult, or by name)."""
-        lrs = [lr] * len(indices)
+        return self._scaled(lr, indices, "lr_mult", self.lr_mult)
+
+    def _scaled(self, base: float, indices: list, attr: str, table: dict) -> list:
+        """`base` times each index's multiplier: the Parameter's `attr` (param_dict), else the
+        `table` entry by index, else by the index's name."""
+        out = [base] * len(indices)
+        params, names = self.param_dict, self.idx2name
         for i, index in enumerate(indices):
-            if index in self.param_dict:
-                lrs[i] *= self.param_dict[index].lr_mult
-            elif index in self.lr_mult:
-                lrs[i] *= self.lr_mult[index]
-            elif index in self.idx2name:
-                lrs[i] *= self.lr_mult.get(self.idx2name[index], 1.0)
-        return lrs
+            if index in params:
+                out[i] *= getattr(params[index], attr)
+            elif index in table:
+                out[i] *= table[index]
+            elif index in names:
+                out[i] *= table.get(names[index], 1.0)
+        return out
 
     def _get_lr(self, index: Any) -> float:
         return self._get_lrs([index])[0]
 
     def _get_wds(self, indices: list) -> list:
-        wds = [self.wd] * len(indices)
-        for i, index in enumerate(indices):
-            if index in self.param_dict:
-                wds[i] *= self.param_dict[index].wd_mult
-            elif index in self.wd_mult:
-                wds[i] *= self.wd_mult[index]
-            elif index in self.idx2name:
-                wds[i] *= self.wd_mult.get(self.idx2name[index], 1.0)
-        return wds
+        return self._scaled(self.wd, indices, "wd_mult", self.wd_mult)
 
     def _get_wd(self, index: Any) -> float:
         return self._get_wds([index])[0]

@@ -13,7 +13,7 @@ import numpy as np
 import nd
 from nd.ndarray import NDArray
 
-from .optimizer_base import Optimizer, _common_kwargs, _kernel, _zeros, register
+from .optimizer_base import ImplUpdates, Optimizer, _common_kwargs, _kernel, _zeros, register
 from .optimizer_sgd import _SGD, _SGDStates, _sgd_step
 
 
@@ -23,7 +23,7 @@ def _l2norm(v: NDArray) -> float:
 
 
 @register
-class LARS(_SGDStates, Optimizer):
+class LARS(ImplUpdates, _SGDStates, Optimizer):
     """The LARS optimizer (*Large Batch Training of Convolution Networks*).
 
     SGD with momentum whose per-layer rate is scaled (except for parameters whose
@@ -103,14 +103,6 @@ class LARS(_SGDStates, Optimizer):
         lrs = [self._get_lars(i, w, g, lr, wd) for i, w, g, lr, wd in zip(indices, weights, grads, lrs, wds)]
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, {"lr": lr, "wd": wd, **kwargs})
-
-    def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        self._update_impl(index, weight, grad, state, multi_precision=False)
-
-    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        first = weight[0] if isinstance(index, (tuple, list)) else weight
-        self._update_impl(index, weight, grad, state,
-                          multi_precision=self.multi_precision and first.dtype == np.float16)
 
 
 @register
@@ -227,7 +219,7 @@ _MP_LAMB2 = _kernel("mp_lamb_update_phase2")
 
 
 @register
-class LAMB(Optimizer):
+class LAMB(ImplUpdates, Optimizer):
     """The LAMB optimizer (*Large Batch Optimization for Deep Learning*), run as
     `lamb_update_phase1` then `lamb_update_phase2` per weight.
 
@@ -287,11 +279,3 @@ class LAMB(Optimizer):
             return
         for i, w, g, s in zip(index, weight, grad, state):
             self._update_one(i, w, g, s, multi_precision)
-
-    def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        self._update_impl(index, weight, grad, state, multi_precision=False)
-
-    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        first = weight[0] if isinstance(index, (tuple, list)) else weight
-        self._update_impl(index, weight, grad, state,
-                          multi_precision=self.multi_precision and first.dtype == np.float16)

@@ -14,7 +14,7 @@ import numpy as np
 
 from nd.ndarray import NDArray
 
-from .optimizer_base import Optimizer, _Kernel, _clip_grad, _common_kwargs, _kernel, _zeros, register
+from .optimizer_base import ImplUpdates, Optimizer, _Kernel, _clip_grad, _common_kwargs, _kernel, _zeros, register
 
 
 _SGD = _kernel("sgd_update")
@@ -60,7 +60,7 @@ class _SGDStates:
 
 
 @register
-class SGD(_SGDStates, Optimizer):
+class SGD(ImplUpdates, _SGDStates, Optimizer):
     """The SGD optimizer with momentum and weight decay.
 
     Updates (`sgd_update` / `sgd_mom_update`)::
@@ -106,14 +106,6 @@ class SGD(_SGDStates, Optimizer):
             return
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, {"lr": lr, "wd": wd, **kwargs})
-
-    def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        self._update_impl(index, weight, grad, state, multi_precision=False)
-
-    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        first = weight[0] if isinstance(index, (tuple, list)) else weight
-        self._update_impl(index, weight, grad, state,
-                          multi_precision=self.multi_precision and first.dtype == np.float16)
 
 
 @register

@@ -8,11 +8,12 @@ import numpy as np
 
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import merge_shape, register
+from ..registry import register
 from .conv_kernels import (  # noqa: F401 - re-exported for deconv/pool/spatial/crop
     Geometry, bias_grad, check_layout, conv_data_grad, conv_forward, conv_weight_grad, from_cf,
     from_cf_shape, given_attrs, is_channel_last, prod, spatial_tuple, to_cf, to_cf_shape,
 )
+from .nn import _merge
 
 Shape = tuple
 
@@ -69,14 +70,6 @@ def _conv_geometry(op: str, a: Attrs) -> Geometry:
     return Geometry(kernel, spatial_tuple(op, "stride", a.stride, nsp, 1, 1),
                     spatial_tuple(op, "dilate", a.dilate, nsp, 1, 1),
                     spatial_tuple(op, "pad", a.pad, nsp, 0, 0), a.num_group)
-
-
-def _merge(op: str, name: str, got, want):
-    try:
-        return merge_shape(got, want)
-    except ShapeError:
-        raise ShapeError(f"operator {op}: input {name!r} has shape {tuple(got)}, "
-                         f"expected {tuple(want)}") from None
 
 
 def _check_data(op: str, a: Attrs, dshape: Shape, nsp: int) -> bool:
