@@ -197,6 +197,12 @@ def _backward_Convolution(xp, a: Attrs, ograd, data, weight, bias=None):
     g = to_cf(ograd, cl)
     dx = conv_data_grad(xp, g, w, x.shape, geo)
     dw = conv_weight_grad(xp, g, x, w.shape, geo)
+    return _grads_out(xp, dx, dw, g, bias, cl)
+
+
+def _grads_out(xp, dx, dw, g, bias, cl: bool) -> tuple:
+    """(data, weight[, bias]) gradients in the caller's layout, from the channels-first
+    data and weight gradients and the channels-first head gradient `g`."""
     if cl:
         dw = xp.ascontiguousarray(dw.transpose(0, *range(2, dw.ndim), 1))
     out = [from_cf(xp, dx, cl), dw]

@@ -15,8 +15,8 @@ from __future__ import annotations
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, ShapeError
 from ..registry import register
-from .conv import (Geometry, _TAIL_ATTRS, _backward_shape, _check_data, _conv_geometry, _grad_outputs, _inputs,
-                   _merge, _prepare, _same_types, _weight_cf, _weight_layout, bias_grad, conv_data_grad,
+from .conv import (Geometry, _TAIL_ATTRS, _backward_shape, _check_data, _conv_geometry, _grad_outputs, _grads_out,
+                   _inputs, _merge, _prepare, _same_types, _weight_cf, _weight_layout, conv_data_grad,
                    conv_forward, conv_weight_grad, from_cf, from_cf_shape, given_attrs, spatial_tuple, to_cf,
                    to_cf_shape)
 
@@ -167,12 +167,7 @@ def _backward_Deconvolution(xp, a: Attrs, ograd, data, weight, bias=None):
     geo, _ = _deconv_geometry(a, tuple(x.shape[2:]))
     g = to_cf(ograd, cl)
     dx, dw = deconv_backward(xp, g, x, w, geo)
-    if cl:
-        dw = xp.ascontiguousarray(dw.transpose(0, *range(2, dw.ndim), 1))
-    out = [from_cf(xp, dx, cl), dw]
-    if bias is not None:
-        out.append(bias_grad(g).astype(bias.dtype, copy=False))
-    return tuple(out)
+    return _grads_out(xp, dx, dw, g, bias, cl)
 
 
 @_backward_Deconvolution.def_gradient
