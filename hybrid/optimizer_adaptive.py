@@ -87,10 +87,7 @@ class Adam(Optimizer):
         return (_zeros(weight), _zeros(weight))  # mean, variance
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        self._update_count(index)
-        lr = self._get_lr(index)
-        wd = self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         coef1 = 1. - self.beta1 ** t
         coef2 = 1. - self.beta2 ** t
         lr *= math.sqrt(coef2) / coef1
@@ -284,10 +281,7 @@ class Adamax(Optimizer):
         return (_zeros(weight), _zeros(weight))  # mean, variance
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        self._update_count(index)
-        lr = self._get_lr(index)
-        wd = self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         lr /= (1. - self.beta1 ** t)
         grad = grad * self.rescale_grad + wd * weight
         if self.clip_gradient is not None:
@@ -328,10 +322,7 @@ class Nadam(Optimizer):
         return (_zeros(weight), _zeros(weight))  # mean, variance
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        self._update_count(index)
-        lr = self._get_lr(index)
-        wd = self._get_wd(index)
-        t = self._index_update_count[index]
+        lr, wd, t = self._begin_update(index)
         grad = grad * self.rescale_grad + wd * weight
         if self.clip_gradient is not None:
             grad = nd.clip(grad, -self.clip_gradient, self.clip_gradient)

@@ -241,6 +241,11 @@ class Optimizer:
             counts[idx] = n
             self.num_update = max(self.num_update, n)
 
+    def _begin_update(self, index: Any) -> tuple:
+        """Count one more update of `index`; its (lr, wd, update count) for this step."""
+        self._update_count(index)
+        return self._get_lr(index), self._get_wd(index), self._index_update_count[index]
+
     def _get_lrs(self, indices: list) -> list:
         lr = self.lr_scheduler(self.num_update) if self.lr_scheduler is not None else self.lr
         return self._scaled_lrs(lr, indices)
