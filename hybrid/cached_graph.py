@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import os
 import threading
+from itertools import compress
+from operator import attrgetter
 from typing import Sequence
 
 import nd
@@ -33,6 +35,9 @@ from symbol.plan.compiled import CompiledGraph, compile_graph
 
 from .replay import replay_gradients
 from .tracing import TracedGraph
+
+_AUTOGRAD_ENTRY = attrgetter("_ag")
+_BACKEND_ARRAY = attrgetter("_data")
 
 INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")
 
@@ -105,6 +110,7 @@ class CachedGraph:
         graph = IndexedGraph(traced.symbol._outputs)
         present = {n.name for n in graph.input_nodes()}
         self._feed = [n in present for n in traced.input_names] + [p.name in present for p in traced.params]
+        self._feed_all = all(self._feed)
         self._input_names = [n for n, keep in zip(traced.input_names + traced.param_names(), self._feed) if keep]
         self._compiled: dict[tuple, CompiledGraph] = {}
         self._lock = threading.Lock()
@@ -138,23 +144,26 @@ class CachedGraph:
         return cg
 
     def __call__(self, inputs: Sequence[NDArray], params: Sequence[NDArray]) -> list[NDArray]:
-        arrays = [a for a, keep in zip(list(inputs) + list(params), self._feed) if keep]
+        arrays = [*inputs, *params]
+        if not self._feed_all:
+            arrays = list(compress(arrays, self._feed))
         self.calls += 1
         if INTERPRET:
             return self._interpret(arrays)
-        ctx = arrays[0].context if arrays else nd.current_context()
+        ctx = arrays[0]._ctx if arrays else nd.current_context()
         recording, training = autograd._STATE.get()
-        need_grad = recording and any(a._ag is not None for a in arrays)
+        need_grad = recording and any(map(_AUTOGRAD_ENTRY, arrays))
         if need_grad and not training and self._mode_dependent:
             return self._interpret(arrays)  # rare: per-op tape, each backward in its own mode
-        # gradients only for inputs connected to variables (not the batch, frozen parameters)
-        wrt = tuple(n for n, a in zip(self._input_names, arrays) if a._ag is not None) if need_grad else None
+        # gradients only for inputs connected to variables (not the batch, frozen parameters):
+        # an array's autograd entry (a Leaf or a tape position) is never false
+        wrt = tuple(compress(self._input_names, map(_AUTOGRAD_ENTRY, arrays))) if need_grad else None
         if self._foldable and not (recording or training):
             cg = self._inference(arrays, ctx)
         else:
             cg = self.compiled(need_grad, ctx, wrt)
         self._last = cg
-        outs, saved = cg.forward([a._data for a in arrays], is_train=training, record=need_grad)
+        outs, saved = cg.forward(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
         if training:
             self._note_mutations(arrays)
         results = [NDArray._wrap(o, ctx) for o in outs]
@@ -218,13 +227,18 @@ class CachedGraph:
                 by_name = dict(zip(cg.wrt, grads))
                 return [by_name.get(n) for n in cg.input_names]
             # parameter gradients go straight into the parameters' .grad buffers when allowed
-            dests = autograd.claim_grad_buffers(arrays, wrt_pos)
-            grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(),
-                                out=dests if any(d is not None for d in dests) else None)
-            self._note_mutations(arrays)
-            return [None if g is None else NDArray._wrap(g, ctx) for g in grads]
+            claimed = autograd.claim_grad_buffers(arrays, wrt_pos)
+            dests = None if claimed is None else [None if c is None else c._data for c in claimed]
+            grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(), out=dests)
+            if self._mutated:
+                self._note_mutations(arrays)
+            if claimed is None:
+                return [None if g is None else wrap(g, ctx) for g in grads]
+            # a claimed buffer is returned as itself: backward() sees it was written there
+            return [c if c is not None else None if g is None else wrap(g, ctx) for c, g in zip(claimed, grads)]
 
-        node = autograd.TapeNode(grad_fn, arrays, outs, self.name)
+        wrap = NDArray._wrap
+        node = autograd.TapeNode(grad_fn, arrays, outs, self.name, uses_outputs=False)
         for i, r in enumerate(results):
             r._ag = (node, i)
 

@@ -19,7 +19,7 @@ from symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
-from .parameter import DeferredInitializationError
+from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 
 
@@ -113,7 +113,8 @@ class HybridBlock(Block):
 
     def _call_cached(self, args: tuple, kwargs: dict) -> Any:
         flat, _ = flatten_call(args, kwargs)
-        mode = (autograd.is_training(), autograd.is_recording())
+        recording, training = autograd._STATE.get()
+        mode = (training, recording)
         sig, gsig = signatures(flat)
         key, gkey = (sig, mode), (gsig, mode)
         entry = self._cache.get(key) or self._cache.get(gkey)
@@ -123,10 +124,10 @@ class HybridBlock(Block):
             with self._cache_lock:
                 self._cache_stats["hits"] += 1
         traced, graph = entry
-        arrays = [flat[i] for i in traced.array_positions]
-        ctx = arrays[0].context if arrays else nd.current_context()
-        params = [p.data(ctx) for p in traced.params]
-        outs = graph(arrays, params)
+        positions = traced.array_positions
+        arrays = flat if len(positions) == len(flat) else [flat[i] for i in positions]
+        ctx = arrays[0]._ctx if arrays else nd.current_context()
+        outs = graph(arrays, arrays_on(traced.params, ctx))
         return regroup(traced.fill_outputs(outs), traced.out_fmt)
 
     def _build_cache(self, args, kwargs, key, gkey):

@@ -256,6 +256,21 @@ class Parameter:
         return self._var
 
 
+def arrays_on(params: list, ctx: Context) -> list:
+    """`[p.data(ctx) for p in params]`, with the common case (not tracing, each parameter on
+    the one context `ctx`) taken without a method call per parameter (hybridized calls)."""
+    if _TRACING.get() is None:
+        out = []
+        for p in params:
+            data = p._data
+            if data is None or len(data) != 1 or not (p._ctx_list[0] is ctx or p._ctx_list[0] == ctx):
+                break
+            out.append(data[0])
+        else:
+            return out
+    return [p.data(ctx) for p in params]
+
+
 def _init_attr(init: Any) -> str:
     if init is None:
         return ""

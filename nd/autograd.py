@@ -9,6 +9,10 @@ pass too and gives higher-order gradients.
 from __future__ import annotations
 
 import contextvars
+import functools
+import itertools
+import operator
+from heapq import heappop, heappush
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -98,44 +102,57 @@ class Leaf:
         self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
 
 
-def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list:
-    """Per array, the backend array of its gradient buffer when a gradient function may write
-    its result there directly (a compiled backward), else None; only `positions` are asked.
+def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list | None:
+    """Per array, its gradient buffer (the NDArray) when a gradient function may write its
+    result there directly (a compiled backward), else None; only `positions` are asked.
+    None instead of the list when no buffer was claimed.
 
     Only inside `backward()`, for a variable with grad_req 'write', and once per backward: a
     second writer would overwrite the first one's contribution (their sum then goes through
-    the usual accumulation). A contribution written in place is returned as usual, wrapping
-    the buffer itself; `backward()` then skips its copy."""
-    out: list = [None] * len(arrays)
+    the usual accumulation). A gradient function returns the buffer it wrote as that
+    input's gradient; `backward()` then skips its copy."""
     claimed = _CLAIMED.get()
     if claimed is None:
-        return out
+        return None
+    out = None
     for i in positions:
         leaf = arrays[i]._ag
-        if type(leaf) is Leaf and leaf.grad_req == "write" and leaf.grad is not None and id(leaf) not in claimed:
-            claimed.add(id(leaf))
-            out[i] = leaf.grad._data
+        if type(leaf) is Leaf and leaf.grad_req == "write" and leaf.grad is not None and leaf not in claimed:
+            claimed.add(leaf)
+            if out is None:
+                out = [None] * len(arrays)
+            out[i] = leaf.grad
     return out
+
+
+_SEQUENCE = itertools.count()
+_AUTOGRAD_ENTRY = operator.attrgetter("_ag")
+# `x is None` as a C function: lists of gradients hold NDArrays, whose `==` is elementwise
+_IS_NONE = functools.partial(operator.is_, None)
 
 
 class TapeNode:
     """One recorded call: inputs, outputs and how to get input gradients.
 
-    `grad_fn(inputs, outputs, ograds) -> list of input gradients (None = none)`.
-    `loss` nodes ignore their head gradient (SoftmaxOutput and friends).
+    `grad_fn(inputs, outputs, ograds) -> list of input gradients (None = none)`; with
+    `uses_outputs=False` it is passed None instead of the outputs (saves wrapping them).
+    `loss` nodes ignore their head gradient (SoftmaxOutput and friends). `seq` orders
+    nodes by recording time: a node's consumers always come later.
     """
 
-    __slots__ = ("grad_fn", "inputs", "parents", "outputs", "name", "freed", "loss")
+    __slots__ = ("grad_fn", "inputs", "parents", "outputs", "name", "freed", "loss", "seq", "uses_outputs")
 
     def __init__(self, grad_fn: Callable, inputs: Sequence[Any], outputs: Sequence[Any],
-                 name: str, loss: bool = False):
+                 name: str, loss: bool = False, uses_outputs: bool = True):
         self.grad_fn = grad_fn
         self.inputs = list(inputs)
-        self.parents = [x._ag for x in inputs]
+        self.parents = list(map(_AUTOGRAD_ENTRY, inputs))
         self.outputs = list(outputs)   # raw backend arrays, hidden outputs included
         self.name = name
         self.freed = False
         self.loss = loss
+        self.seq = next(_SEQUENCE)
+        self.uses_outputs = uses_outputs
 
 
 def retaining() -> bool:
@@ -163,26 +180,6 @@ def mark_variables(variables, gradients, grad_reqs="write") -> None:
         v._ag = Leaf(g, r)
 
 
-def _topo_order(heads: Sequence[Any]) -> list[TapeNode]:
-    """Tape nodes reachable from the heads, producers before consumers."""
-    order, seen = [], set()
-    stack = [(h._ag, False) for h in heads if isinstance(h._ag, tuple)]
-    while stack:
-        entry, done = stack.pop()
-        node = entry[0] if isinstance(entry, tuple) else entry
-        if done:
-            order.append(node)
-            continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for p in node.parents:
-            if isinstance(p, tuple) and id(p[0]) not in seen:
-                stack.append((p, False))
-    return order
-
-
 class _Late:
     """Modules that import this one (NDArray, the operator namespace), bound on first use:
     a function-level import runs Python code on every call."""
@@ -205,68 +202,90 @@ def _ones_like(h):
     return _late().NDArray._wrap(h._ctx.xp.ones(h.shape, dtype=h.dtype), h._ctx)
 
 
-def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool):
-    """Propagate head gradients; returns {id(Leaf): (Leaf, grad NDArray)}."""
-    F = _late().F  # noqa: N806
+class _Pass:
+    """One backward pass: the gradients gathered so far for tape outputs and variables.
+
+    Tape nodes run in decreasing recording order (a heap on `seq`): a node's consumers
+    were recorded after it, so by the time it runs every consumer reachable from the
+    heads has run and its output gradients are complete. Reaching a node registers it
+    even without a gradient, so loss nodes (which ignore their head gradient) still run.
+    """
+
+    __slots__ = ("heap", "pending", "leaves", "F")
+
+    def __init__(self):
+        self.heap: list = []
+        self.pending: dict = {}      # node -> its output gradients (None: nothing yet)
+        self.leaves: dict = {}       # Leaf -> summed gradient (an NDArray)
+        self.F = _late().F
+
+    def add(self, entry, g) -> None:
+        """Add one gradient contribution for a tape output `(node, i)` or a variable."""
+        if type(entry) is tuple:
+            node, i = entry
+            slots = self.pending.get(node)
+            if slots is None:
+                slots = self.pending[node] = [None] * len(node.outputs)
+                heappush(self.heap, (-node.seq, node))
+            if g is not None:
+                old = slots[i]
+                slots[i] = g if old is None else self.F.elemwise_add(old, g)
+        elif entry is not None and g is not None and entry.grad_req != "null":
+            old = self.leaves.get(entry)
+            self.leaves[entry] = g if old is None else self.F.elemwise_add(old, g)
+
+    def run(self, retain_graph: bool, create_graph: bool) -> None:
+        """Apply each reached tape node's gradient function, consumers before producers."""
+        heap, pending, add = self.heap, self.pending, self.add
+        wrap = _late().NDArray._wrap
+        while heap:
+            node = heappop(heap)[1]
+            ograds = pending.pop(node)
+            if node.freed:
+                raise AutogradError(
+                    f"backward through {node.name} a second time: its graph was freed by an "
+                    "earlier backward. Pass retain_graph=True to the first backward.")
+            if not node.loss and all(map(_IS_NONE, ograds)):
+                for parent in node.parents:   # nothing flows through; loss nodes above still run
+                    add(parent, None)
+                continue
+            ctx = node.inputs[0]._ctx if node.inputs else None
+            outs = None
+            missing = any(map(_IS_NONE, ograds))
+            if node.uses_outputs or create_graph or missing:
+                outs = [wrap(o, ctx) for o in node.outputs]
+                if create_graph:
+                    for i, o in enumerate(outs):
+                        o._ag = (node, i)
+                if missing:
+                    ograds = [self.F.zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
+                if not node.uses_outputs:
+                    outs = None
+            in_grads = node.grad_fn(node.inputs, outs, ograds)
+            for parent, g in zip(node.parents, in_grads):
+                add(parent, g)
+            if not retain_graph:
+                node.freed = True
+
+
+def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool) -> dict:
+    """Propagate head gradients; returns {Leaf: gradient NDArray}."""
     if head_grads is None:
         head_grads = [None] * len(heads)
-    grads: dict[tuple[int, int], Any] = {}
-    leaves: dict[int, tuple[Leaf, Any]] = {}
-
-    def accumulate(entry, g):
-        if g is None or entry is None:
-            return
-        if isinstance(entry, Leaf):
-            if entry.grad_req == "null":
-                return
-            old = leaves.get(id(entry))
-            leaves[id(entry)] = (entry, g if old is None else F.elemwise_add(old[1], g))
-            return
-        key = (id(entry[0]), entry[1])
-        old = grads.get(key)
-        grads[key] = g if old is None else F.elemwise_add(old, g)
-
+    bwd = _Pass()
     for h, hg in zip(heads, head_grads):
         if h._ag is None:
             raise AutogradError("cannot differentiate with respect to an array that was not "
                                 "computed inside autograd.record() from a variable "
                                 "(call attach_grad() on the inputs first)")
-        accumulate(h._ag, _ones_like(h) if hg is None else hg)
-
-    order = _topo_order(heads)
-    scope = _Scope(create_graph, train)
+        bwd.add(h._ag, _ones_like(h) if hg is None else hg)
     token = _RETAIN.set(retain_graph)
     try:
-        _propagate(order, grads, accumulate, retain_graph, create_graph, scope)
+        with _Scope(create_graph, train):
+            bwd.run(retain_graph, create_graph)
     finally:
         _RETAIN.reset(token)
-    return leaves
-
-
-def _propagate(order, grads, accumulate, retain_graph: bool, create_graph: bool, scope) -> None:
-    """Apply each tape node's gradient function, consumers before producers."""
-    late = _late()
-    F, wrap = late.F, late.NDArray._wrap  # noqa: N806
-    with scope:
-        for node in reversed(order):
-            if node.freed:
-                raise AutogradError(
-                    f"backward through {node.name} a second time: its graph was freed by an "
-                    "earlier backward. Pass retain_graph=True to the first backward.")
-            ograds = [grads.pop((id(node), i), None) for i in range(len(node.outputs))]
-            if all(g is None for g in ograds) and not node.loss:
-                continue
-            ctx = node.inputs[0].context if node.inputs else None
-            outs = [wrap(o, ctx) for o in node.outputs]
-            if create_graph:
-                for i, o in enumerate(outs):
-                    o._ag = (node, i)
-            ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
-            in_grads = node.grad_fn(node.inputs, outs, ograds)
-            for parent, g in zip(node.parents, in_grads):
-                accumulate(parent, g)
-            if not retain_graph:
-                node.freed = True
+    return bwd.leaves
 
 
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True) -> None:  # noqa: A002
@@ -277,14 +296,17 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
         leaves = _run_backward(heads, head_grads, retain_graph, False, train_mode)
     finally:
         _CLAIMED.reset(token)
-    for leaf, g in leaves.values():
-        if leaf.grad is None:
+    for leaf, g in leaves.items():
+        dst = leaf.grad
+        if dst is None:
             continue
         leaf.fresh = True
+        if g is dst:                       # written there directly (claim_grad_buffers)
+            continue
         if leaf.grad_req == "add":
-            leaf.grad._data += g._data
-        elif g._data is not leaf.grad._data:   # not already written there (claim_grad_buffers)
-            leaf.grad._data[...] = g._data
+            dst._data += g._data
+        else:
+            dst._data[...] = g._data
 
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
@@ -303,8 +325,8 @@ def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
     from . import ops_namespace as F  # noqa: PLC0415, N812
     out = []
     for v in variables:
-        hit = leaves.get(id(v._ag))
-        out.append(F.zeros_like(v) if hit is None else hit[1])
+        hit = leaves.get(v._ag)
+        out.append(F.zeros_like(v) if hit is None else hit)
     return out[0] if single else out
 
 

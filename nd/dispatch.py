@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+from itertools import repeat
+from operator import attrgetter, is_, is_not
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -21,6 +23,14 @@ from .registry import ZERO_GRAD, OpDef, all_names, get_op
 from .writes import WATCHED, note_write
 
 _symbolic_invoke: Callable | None = None
+
+# per-array attribute reads and tests as C functions (the eager hot path maps them over inputs)
+_AUTOGRAD_ENTRY = attrgetter("_ag")
+_BACKEND_ARRAY = attrgetter("_data")
+_CONTEXT = attrgetter("_ctx")
+_IS_SYMBOLIC = attrgetter("_is_symbolic")
+_IS_NONE = functools.partial(is_, None)   # not `x == None`: NDArray compares elementwise
+_IS_NOT_NONE = functools.partial(is_not, None)
 
 
 def set_symbolic_invoke(fn: Callable) -> None:
@@ -50,9 +60,17 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     then the attributes in schema order, as MXNet's generated functions do.
     Missing inputs are None.
     """
+    schema_attrs = op.schema.attrs
+    names = op.static_inputs
+    if (names is not None and not op.key_var_num_args and len(args) <= len(names)
+            and all(map(is_array_like, args))):
+        for k in kwargs:
+            if k not in schema_attrs:
+                break
+        else:   # the common call: arrays, then attributes by keyword
+            return list(args) + [None] * (len(names) - len(args)), kwargs
     given: dict = {}
     in_kw: dict = {}
-    schema_attrs = op.schema.attrs
     for k, v in kwargs.items():
         if k in schema_attrs:
             given[k] = v
@@ -70,11 +88,8 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
         for k, v in in_kw.items():
             given[k] = v
         return data, given
-    names = op.static_inputs
     if names is None:
         names = op.input_names(op.schema.parse_lenient(given))
-    elif not in_kw and len(args) <= len(names) and all(a is not None and is_array_like(a) for a in args):
-        return list(args) + [None] * (len(names) - len(args)), given   # the common call: arrays only
     n_given = len(given)
     bound = dict(in_kw)
     slot = 0
@@ -105,7 +120,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
 
 def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
     """Run a registry gradient rule eagerly (the tape's grad_fn for registry ops)."""
-    from . import ops_namespace  # noqa: PLC0415 - generated lazily
+    ops_namespace = autograd._late().F
     if op.gradient is None:
         raise AutogradError(f"operator {op.name} is not differentiable: it has no gradient "
                             "rule. Compute it outside autograd.record() or use BlockGrad.")
@@ -117,16 +132,16 @@ def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
 def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: str | None = None,
            extra: dict | None = None):
     """Call an operator on NDArrays (or route symbolic inputs to the graph builder)."""
-    for x in inputs:
-        if x is not None and x._is_symbolic:
-            if _symbolic_invoke is None:
-                raise MXNetError("symbolic inputs need the symbol package (import symbol)")
-            return _symbolic_invoke(op, inputs, given, name, extra or {})
+    missing = any(map(_IS_NONE, inputs))
+    if any(map(_IS_SYMBOLIC, filter(_IS_NOT_NONE, inputs)) if missing else map(_IS_SYMBOLIC, inputs)):
+        if _symbolic_invoke is None:
+            raise MXNetError("symbolic inputs need the symbol package (import symbol)")
+        return _symbolic_invoke(op, inputs, given, name, extra or {})
     attrs = given if isinstance(given, Attrs) else parse_cached(op, given)
-    for i, x in enumerate(inputs):
-        if x is None:
-            raise AttrError(f"operator {op.name}: input {op.input_names(attrs)[i]!r} is missing; "
-                            f"expected inputs {list(op.input_names(attrs))}")
+    if missing:
+        i = [x is None for x in inputs].index(True)
+        raise AttrError(f"operator {op.name}: input {op.input_names(attrs)[i]!r} is missing; "
+                        f"expected inputs {list(op.input_names(attrs))}")
     return run_eager(op, attrs, inputs, out)
 
 
@@ -146,10 +161,11 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     NDArray = _NDARRAY or _ndarray_class()  # noqa: N806 - the class, imported late (cycle)
     if inputs:
         ctx = inputs[0]._ctx
-        for x in inputs:
-            if x._ctx is not ctx and x._ctx != ctx:
-                raise MXNetError(f"operator {op.name}: inputs live on different contexts "
-                                 f"({ctx} and {x._ctx}); use as_in_context() first")
+        if len(inputs) > 1 and not all(map(is_, map(_CONTEXT, inputs), repeat(ctx))):
+            for x in inputs:
+                if x._ctx != ctx:
+                    raise MXNetError(f"operator {op.name}: inputs live on different contexts "
+                                     f"({ctx} and {x._ctx}); use as_in_context() first")
     else:
         ctx = attrs.get("ctx") or current_context()
         if not isinstance(ctx, Context):
@@ -158,7 +174,7 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     try:
         buf = None if rec or out is None else _inplace_out(op, attrs, inputs, out)
         if buf is None:
-            res = op.compute(ctx.xp, attrs, [x._data for x in inputs], train)
+            res = op.compute(ctx.xp, attrs, list(map(_BACKEND_ARRAY, inputs)), train)
         else:  # e.g. sgd_update(w, g, out=w): the kernel writes the new weight in place
             kw = {"is_train": train} if op.train_aware else {}
             res = op.forward(ctx.xp, attrs, *[x._data for x in inputs], out=(buf,), **kw)
@@ -169,9 +185,11 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
     if WATCHED:
         _note_writes(op, attrs, inputs, None)  # after the kernel; the `out=` copies are noted below
-    nvis = op.num_visible_outputs(attrs)
+    nvis = op.static_visible
+    if nvis is None:
+        nvis = op.num_visible_outputs(attrs)
     outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
-    if rec and any(x._ag is not None for x in inputs):
+    if rec and any(map(_AUTOGRAD_ENTRY, inputs)):   # an entry (Leaf or tape position) is never false
         node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs), inputs, res,
                                  op.name, loss=op.loss)
         for i, o in enumerate(outs):

@@ -57,6 +57,10 @@ class OpDef:
             self._num_visible = lambda a: len(self._outputs(a))
         else:
             self._num_visible = num_visible_outputs if callable(num_visible_outputs) else _const(num_visible_outputs)
+        #: the number of visible outputs when it does not depend on the attributes (else None)
+        self.static_visible: int | None = (
+            num_visible_outputs if isinstance(num_visible_outputs, int)
+            else len(tuple(outputs)) if num_visible_outputs is None and not callable(outputs) else None)
         # MXNet ops without a parameter struct accept (and keep) any attribute
         self.schema = AttrSchema(name, dict(attrs or {}), ignored=ignored_attrs, allow_extra=not attrs)
         self.forward = forward

@@ -36,7 +36,8 @@ from nd.registry import shape_known
 from nd.writes import note_write
 
 from .infer import graph_shapes, graph_types
-from .plan.compiled import ExecutionError, Plan, lower, plan_report, step_error
+from .plan.compiled import ExecutionError, Plan, lower, step_error
+from .plan.report import plan_report
 from .plan.schedule import Schedule, Step
 
 __all__ = ["Executor", "ExecutionError", "bind", "simple_bind", "eval_symbol", "executor_options",

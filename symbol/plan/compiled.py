@@ -43,6 +43,7 @@ import os
 import threading
 import traceback
 from collections.abc import Sequence
+from operator import attrgetter, is_
 
 import numpy as np
 
@@ -54,12 +55,15 @@ from .calibration import Calibration, dead_after
 from .codegen import Segment, generate_backward, generate_forward
 from .memory import POOL, MemoryPlan, plan_memory, validate_plan
 from .mirror import mirror_schedule
+from .report import plan_report
 from .schedule import Schedule, Step, build_schedule
 
 __all__ = ["compile_graph", "CompiledGraph", "Plan", "ExecutionError", "lower", "run_passes"]
 
 #: validate every memory plan when set (tests set it; cheap next to planning)
 VALIDATE = os.environ.get("HYBRIDGRAPH_VALIDATE_PLANS", "0") not in ("", "0")
+#: an input's (shape, dtype): what selects the variant (Plan) of a call
+_SIGNATURE = attrgetter("shape", "dtype")
 
 
 class ExecutionError(MXNetError):
@@ -521,6 +525,8 @@ def _deliver(grads: Sequence, out: Sequence | None, req: str | Sequence[str]) ->
     are returned, and the gradient itself where `out` has None."""
     if out is None:
         return list(grads)
+    if req == "write" and all(map(is_, grads, out)):   # every gradient was written in place
+        return list(out)
     reqs = [req] * len(grads) if isinstance(req, str) else list(req)
     for g, dst, r in zip(grads, out, reqs):
         if dst is None or r == "null" or (g is dst and r == "write"):
@@ -557,12 +563,14 @@ class CompiledGraph:
         self.wrt = list(self.input_names if wrt is None else wrt)
         self._wrt_pos = [self.wrt.index(n) if n in self.wrt else None for n in self.input_names]
         self.wrt_inputs = [i for i, p in enumerate(self._wrt_pos) if p is not None]  # positions in wrt
+        self._wrt_pairs = [(i, self._wrt_pos[i]) for i in self.wrt_inputs]
+        self._wrt_src = [self.input_names.index(n) if n in self.input_names else None for n in self.wrt]
         self._plans: dict = {}
         self._lock = threading.Lock()
         self.last_plan: Plan | None = None
 
     def _key(self, inputs: Sequence, is_train: bool, record: bool) -> tuple:
-        return tuple([(a.shape, a.dtype) for a in inputs]), record, is_train
+        return tuple(map(_SIGNATURE, inputs)), record, is_train
 
     def plan_for(self, shapes: Sequence, dtypes: Sequence, *, is_train: bool = False,
                  record: bool = False) -> Plan:
@@ -598,7 +606,7 @@ class CompiledGraph:
         """Outputs (and, when recording, the saved state for `backward`) for backend arrays."""
         if record is None:
             record = is_train and self.for_training
-        plan = self._plans.get((tuple([(a.shape, a.dtype) for a in inputs]), record, is_train))
+        plan = self._plans.get((tuple(map(_SIGNATURE, inputs)), record, is_train))
         if plan is None:
             plan = self._first_call(inputs, bool(is_train), bool(record))
         self.last_plan = plan
@@ -625,12 +633,9 @@ class CompiledGraph:
         if out is not None:
             if len(out) != len(self.input_names):
                 raise ValueError(f"out has {len(out)} arrays for {len(self.input_names)} inputs")
-            reqs = [req] * len(out) if isinstance(req, str) else list(req)
-            wrt_out = [None] * len(self.wrt)
-            wrt_req = ["null"] * len(self.wrt)
-            for p, dst, r in zip(self._wrt_pos, out, reqs):
-                if p is not None:
-                    wrt_out[p], wrt_req[p] = dst, r
+            src = self._wrt_src
+            wrt_out = [None if i is None else out[i] for i in src]
+            wrt_req = req if isinstance(req, str) else ["null" if i is None else req[i] for i in src]
             grads = saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
             return self._with_fresh(out, grads)
         grads = saved.plan.backward(saved, head_grads, retain_graph)
@@ -639,9 +644,11 @@ class CompiledGraph:
     def _with_fresh(self, out: Sequence, grads: Sequence) -> list:
         """`out`, where it has no array: the gradient itself (a copy if pooled: arenas are reused).
         `grads` (from `_deliver`) already holds the `out` array wherever one was given."""
-        res = [dst if p is None else grads[p] for p, dst in zip(self._wrt_pos, out)]
-        if self.pool_grads:
-            res = [g if dst is not None or g is None else g.copy() for g, dst in zip(res, out)]
+        res = list(out)
+        for i, p in self._wrt_pairs:
+            if res[i] is None:
+                g = grads[p]
+                res[i] = g.copy() if self.pool_grads and g is not None else g
         return res
 
     def memory_stats(self, plan: Plan | None = None) -> dict:
@@ -656,23 +663,6 @@ class CompiledGraph:
         if plan is None:
             return "CompiledGraph (not run yet)\n"
         return plan_report(plan)
-
-
-def plan_report(plan: Plan) -> str:
-    """Pass pipeline, schedule and memory totals of one variant, MXNet's debug_str style."""
-    stats = plan.memory_stats()
-    lines = ["Passes: " + (", ".join(plan.passes_ran) if plan.passes_ran else "(none)"),
-             f"Schedule: {plan.sched.n_forward} forward steps, "
-             f"{len(plan.sched.steps) - plan.sched.n_forward} backward steps"]
-    lines += plan.describe()
-    lines.append(f"Total {_mb(stats['planned'])} MB allocated (naive {_mb(stats['naive'])} MB, lower bound "
-                 f"{_mb(stats['lower_bound'])} MB; bytes {stats['planned']} / {stats['naive']} / "
-                 f"{stats['lower_bound']})")
-    return "\n".join(lines) + "\n"
-
-
-def _mb(nbytes: int) -> str:
-    return f"{nbytes / 2 ** 20:.4f}".rstrip("0").rstrip(".")
 
 
 def compile_graph(heads: Sequence[Entry], input_names: Sequence[str], *, for_training: bool,
