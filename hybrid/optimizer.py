@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import pickle
 import sys
+from operator import attrgetter
 from typing import Any
 
 import nd
@@ -59,37 +60,40 @@ class Updater:
         if not isinstance(index, (list, tuple)):
             indices, grads, weights = [index], [grad], [weight]
         else:
-            indices, grads, weights = list(index), grad, weight
+            indices, grads, weights = list(index), list(grad), list(weight)
         if not weights:
             return
         opt = self.optimizer
         opt._set_current_context(weights[0].context.device_id)
-        states, synced = self.states, self.states_synced
-        for i, idx in enumerate(indices):
-            if synced.get(idx):     # the common case: a state, on the right context
-                continue
-            if isinstance(idx, bytes):
-                idx = indices[i] = idx.decode()
-            if idx not in states:
-                states[idx] = opt.create_state_multi_precision(idx, weights[i])
-                self.states_synced[idx] = True
-            elif not self.states_synced[idx]:
-                states[idx] = self.sync_state_context(states[idx], weights[i].context)
-                self.states_synced[idx] = True
+        if not all(map(self.states_synced.get, indices)):   # else: every state exists, on its context
+            self._sync_states(indices, weights)
+        states = self.states
         step = opt.aggregate_num
         if not self.aggregate_updates or step <= 0:  # the optimizer may have been replaced by set_states
             for i, w, g in zip(indices, weights, grads):
                 opt.update_multi_precision(i, w, g, states[i])
             return
-        by_dtype: dict = {}
-        for i, w, g in zip(indices, weights, grads):
-            by_dtype.setdefault(w.dtype, []).append((i, w, g))
-        for group in by_dtype.values():
-            idxs, ws, gs = zip(*group)
+        for idxs, ws, gs in _dtype_groups(indices, weights, grads):
             for start in range(0, len(idxs), step):
-                stop = start + step
-                opt.update_multi_precision(list(idxs[start:stop]), list(ws[start:stop]), list(gs[start:stop]),
-                                           [states[k] for k in idxs[start:stop]])
+                chunk = idxs[start:start + step]
+                opt.update_multi_precision(chunk, ws[start:start + step], gs[start:start + step],
+                                           list(map(states.__getitem__, chunk)))
+
+    def _sync_states(self, indices: list, weights: list) -> None:
+        """Create the missing states and move loaded ones to their weight's context; bytes
+        indices (MXNet's kvstore keys) are decoded in place."""
+        opt, states, synced = self.optimizer, self.states, self.states_synced
+        for i, idx in enumerate(indices):
+            if synced.get(idx):
+                continue
+            if isinstance(idx, bytes):
+                idx = indices[i] = idx.decode()
+            if idx not in states:
+                states[idx] = opt.create_state_multi_precision(idx, weights[i])
+                synced[idx] = True
+            elif not synced[idx]:
+                states[idx] = self.sync_state_context(states[idx], weights[i].context)
+                synced[idx] = True
 
     def sync_state_context(self, state: Any, context: Any) -> Any:
         """Move a state (an NDArray, or nested tuples/lists of them) to `context`."""
@@ -114,6 +118,20 @@ class Updater:
         """The states as pickled bytes; with `dump_optimizer`, the optimizer too
         (learning rate, schedules, update counts)."""
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+_DTYPE = attrgetter("_data.dtype")  # NDArray.dtype, without a Python-level property call
+
+
+def _dtype_groups(indices: list, weights: list, grads: list) -> list:
+    """(indices, weights, grads) per weight dtype, in first-seen order (MXNet's updater
+    aggregates weights of one dtype only); one group, without copying, when all share one."""
+    if len(set(map(_DTYPE, weights))) == 1:
+        return [(indices, weights, grads)]
+    by_dtype: dict = {}
+    for i, w, g in zip(indices, weights, grads):
+        by_dtype.setdefault(w.dtype, []).append((i, w, g))
+    return [tuple(map(list, zip(*group))) for group in by_dtype.values()]
 
 
 def get_updater(optimizer: Optimizer) -> Updater:

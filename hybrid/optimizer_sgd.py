@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from itertools import chain, repeat
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -94,15 +96,14 @@ class SGD(ImplUpdates, _SGDStates, Optimizer):
         lrs = self._get_lrs(indices)
         wds = self._get_wds(indices)
         kwargs = _common_kwargs(self)
-        if self.momentum > 0:
+        momentum = self.momentum > 0
+        if momentum:
             kwargs["momentum"] = self.momentum
-        if aggregate and not multi_precision and (self.momentum <= 0 or all(s is not None for s in states)):
+        if aggregate and not multi_precision and not (momentum and any(map(is_, states, repeat(None)))):
             # MXNet's aggregated update: one multi_sgd(_mom)_update call for the group
             kwargs.update(lrs=tuple(lrs), wds=tuple(wds), num_weights=len(weights))
-            if self.momentum > 0:
-                _MULTI_SGD_MOM([x for group in zip(weights, grads, states) for x in group], kwargs, list(weights))
-            else:
-                _MULTI_SGD([x for group in zip(weights, grads) for x in group], kwargs, list(weights))
+            groups = zip(weights, grads, states) if momentum else zip(weights, grads)
+            (_MULTI_SGD_MOM if momentum else _MULTI_SGD)(list(chain.from_iterable(groups)), kwargs, list(weights))
             return
         for weight, grad, state, lr, wd in zip(weights, grads, states, lrs, wds):
             _sgd_step(weight, grad, state, multi_precision, {"lr": lr, "wd": wd, **kwargs})

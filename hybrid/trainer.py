@@ -10,7 +10,10 @@ by `backward`), so the stale-gradient check costs one attribute read per array.
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections import deque
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from typing import Any, Iterator
 
 from nd.serialization import atomic_write
 
@@ -208,8 +211,36 @@ class Trainer:
         loss_scaler = getattr(self, "_amp_loss_scaler", None)
         if loss_scaler is not None and loss_scaler.has_overflow(self._params):
             return  # skip on overflow
+        batches = self._all_fresh_batch()
+        if batches is None:
+            batches = self._fresh_batches(ignore_stale_grad)
+        for _, _, weights in batches:   # consumed: stale until the next backward
+            _consume(map(setattr, map(_LEAF, weights), repeat("fresh"), repeat(False)))
+        for updater, (indices, grads, weights) in zip(self._updaters, batches):
+            if indices:
+                updater(indices, grads, weights)
+
+    def _all_fresh_batch(self) -> list | None:
+        """The common case, found by C-level maps: one context, and every parameter has a
+        gradient that `backward` wrote since the last step; then ``[(indices, grads, weights)]``
+        of all parameters, else None (`_fresh_batches` decides)."""
+        params = self._params
+        if len(self._updaters) != 1 or "null" in map(_GRAD_REQ, params):
+            return None
+        datas = list(map(_DATA, params))
+        if None in datas:
+            return None
+        weights = list(map(_FIRST, datas))
+        leaves = list(map(_LEAF, weights))
+        if None in leaves or not all(map(_FRESH, leaves)):
+            return None
+        return [(list(range(len(params))), list(map(_FIRST, map(_GRAD, params))), weights)]
+
+    def _fresh_batches(self, ignore_stale_grad: bool) -> list:
+        """Per context, ``(indices, grads, weights)`` of the parameters whose gradient `backward`
+        wrote since the last step; a stale one raises unless `ignore_stale_grad`, and
+        ``grad_req='null'`` parameters are skipped."""
         updates: list[list] = [[] for _ in self._updaters]
-        used = []  # leaves whose gradient this step consumes; marked stale only once nothing raised
         for i, param in enumerate(self._params):
             if param.grad_req == "null":
                 continue
@@ -219,18 +250,10 @@ class Trainer:
             for upd, arr, grad in zip(updates, datas, param._grad):
                 leaf = arr._ag
                 if leaf is not None and leaf.fresh:
-                    used.append(leaf)
+                    upd.append((i, grad, arr))
                 elif not ignore_stale_grad:
                     raise UserWarning(_STALE.format(name=param.name, ctx=arr.context))
-                else:
-                    continue
-                upd.append((i, grad, arr))
-        for leaf in used:
-            leaf.fresh = False
-        for updater, upd in zip(self._updaters, updates):
-            if upd:
-                i, g, w = zip(*upd)
-                updater(i, g, w)
+        return [tuple(map(list, zip(*upd))) if upd else ([], [], []) for upd in updates]
 
     # -- states -----------------------------------------------------------------------------------
     def save_states(self, fname: str) -> None:
@@ -257,6 +280,19 @@ class Trainer:
             updater.optimizer = self._updaters[0].optimizer
         self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))
+
+
+_GRAD_REQ = attrgetter("grad_req")
+_DATA = attrgetter("_data")
+_GRAD = attrgetter("_grad")
+_FIRST = itemgetter(0)
+_LEAF = attrgetter("_ag")
+_FRESH = attrgetter("fresh")
+
+
+def _consume(iterator: Iterator) -> None:
+    """Run an iterator to its end (the itertools recipe), e.g. a map of `setattr`."""
+    deque(iterator, maxlen=0)
 
 
 def _sum_into_all(arrays: list) -> None:

@@ -173,3 +173,24 @@ def test_update_keeps_weight_a_variable():
     o.update(0, w, nd.ones((2,)), o.create_state(0, w))
     assert w._ag is leaf
     np.testing.assert_allclose(w.asnumpy(), 0.9)
+
+
+def test_update_count_of_repeated_and_mixed_indices():
+    o = opt.SGD(begin_num_update=2)
+    o._update_count([0, 0, 1])       # a repeated index counts once per occurrence, as in MXNet's loop
+    assert o._index_update_count == {0: 4, 1: 3} and o.num_update == 4
+    o._update_count(1)
+    o._update_count([])
+    assert o._index_update_count == {0: 4, 1: 4} and o.num_update == 4
+
+
+def test_multipliers_of_mixed_index_sources():
+    """Indices in param_dict and indices found by name or index table, in one call."""
+    p = Parameter("fc_weight", shape=(2,), lr_mult=2.0, wd_mult=0.5)
+    o = opt.SGD(learning_rate=0.1, wd=0.2, param_dict={0: p}, param_idx2name={1: "fc_bias", 2: "x"})
+    o.set_lr_mult({2: 3.0, "fc_bias": 0.5})
+    assert o._get_lrs([0, 1, 2, 3]) == pytest.approx([0.2, 0.05, 0.3, 0.1])
+    assert o._get_wds([0, 1, 2]) == pytest.approx([0.1, 0.0, 0.0])
+    assert o._get_lrs([0]) == [0.1 * 2.0]
+    p.lr_mult = 5
+    assert o._get_lrs([0, 0]) == [0.1 * 5, 0.1 * 5]

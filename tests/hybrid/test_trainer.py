@@ -225,3 +225,101 @@ def test_step_keeps_parameters_trainable():
         _backward(net, REF["xs"][0])
         trainer.step(5)
     assert net.weight.data()._ag.grad is net.weight.grad()
+
+
+def _sgd_reference(w, mom, g, lr, wd, momentum, rescale, clip):
+    """MXNet's SGD-momentum rule in float64 (for changes made between steps)."""
+    g = g * rescale
+    if clip:
+        g = np.clip(g, -clip, clip)
+    mom[...] = momentum * mom - lr * wd * w - lr * g
+    w += mom
+
+
+def test_changes_between_steps_take_effect():
+    """lr_mult / wd_mult, set_learning_rate, momentum, wd, clip_gradient and aggregate_num set
+    between steps are all read by the next step (nothing of them is cached)."""
+    net = _net()
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
+    o = trainer.optimizer
+    params = {"b": net.bias, "w": net.weight}
+    ref = {k: p.data().asnumpy().astype(np.float64) for k, p in params.items()}
+    moms = {k: np.zeros_like(v) for k, v in ref.items()}
+    changes = {1: lambda: (trainer.set_learning_rate(0.05), setattr(net.weight, "lr_mult", 3.0)),
+               2: lambda: (setattr(net.bias, "wd_mult", 4.0), setattr(o, "wd", 0.01), setattr(o, "momentum", 0.5)),
+               3: lambda: (setattr(o, "clip_gradient", 0.02), setattr(o, "aggregate_num", 1)),
+               4: lambda: (setattr(net.bias, "lr_mult", 0.5), setattr(o, "aggregate_num", 0))}
+    for step, x in enumerate(list(REF["xs"]) * 2):
+        if step in changes:
+            changes[step]()
+        _backward(net, x)
+        grads = {k: p.grad().asnumpy().astype(np.float64) for k, p in params.items()}
+        trainer.step(5)
+        for k, p in params.items():
+            _sgd_reference(ref[k], moms[k], grads[k], o.lr * p.lr_mult, o.wd * p.wd_mult, o.momentum,
+                           1 / 5, o.clip_gradient)
+            np.testing.assert_allclose(p.data().asnumpy(), ref[k], rtol=1e-5, atol=1e-6, err_msg=f"{k} {step}")
+
+
+def test_lr_scheduler_reads_update_count_every_step():
+    net = _net()
+    sched = lr_scheduler.FactorScheduler(step=1, factor=0.5, base_lr=0.2)
+    trainer = Trainer(net.collect_params(), "sgd", {"lr_scheduler": sched})
+    for step, x in enumerate(REF["xs"]):
+        _backward(net, x)
+        g = net.weight.grad().asnumpy()
+        w = net.weight.data().asnumpy()
+        trainer.step(5)
+        assert trainer.optimizer.num_update == step + 1
+        np.testing.assert_allclose(net.weight.data().asnumpy(), w - 0.2 * 0.5 ** step * g / 5, rtol=1e-5, atol=1e-6)
+
+
+def test_frozen_or_stale_parameter_leaves_the_all_fresh_path():
+    """grad_req='null' set between steps skips the parameter; a stale gradient raises and leaves
+    every gradient unconsumed (a retry with ignore_stale_grad updates the fresh ones once)."""
+    net = _net()
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    _backward(net, REF["xs"][0])
+    trainer.step(5)
+    net.bias.grad_req = "null"
+    bias = net.bias.data().asnumpy()
+    weight = net.weight.data().asnumpy()
+    _backward(net, REF["xs"][1])
+    trainer.step(5)
+    np.testing.assert_array_equal(net.bias.data().asnumpy(), bias)
+    assert not np.array_equal(net.weight.data().asnumpy(), weight)
+    net.bias.grad_req = "write"
+    _backward(net, REF["xs"][2])
+    net.bias.data()._ag.fresh = False       # as if backward had not reached the bias
+    weight = net.weight.data().asnumpy()
+    with pytest.raises(UserWarning, match="dense0_bias"):
+        trainer.step(5)
+    np.testing.assert_array_equal(net.weight.data().asnumpy(), weight)
+    assert net.weight.data()._ag.fresh
+    trainer.step(5, ignore_stale_grad=True)
+    assert not np.array_equal(net.weight.data().asnumpy(), weight)
+    assert not net.weight.data()._ag.fresh
+
+
+def test_subclass_overrides_are_used():
+    """A user SGD overriding `_get_lrs` / `_get_wds` / `update_multi_precision` is called
+    on the aggregated path too."""
+    calls = []
+
+    class MySGD(opt.SGD):
+        def _get_lrs(self, indices):
+            calls.append(("lrs", list(indices)))
+            return [0.0 if i == 0 else 0.1 for i in indices]
+
+        def update_multi_precision(self, index, weight, grad, state):
+            calls.append(("update", list(index)))
+            super().update_multi_precision(index, weight, grad, state)
+
+    net = _net()
+    trainer = Trainer(net.collect_params(), MySGD(momentum=0.9))
+    bias, weight = net.bias.data().asnumpy(), net.weight.data().asnumpy()
+    _backward(net, REF["xs"][0])
+    trainer.step(5)
+    assert calls == [("update", [0, 1]), ("lrs", [0, 1])]
+    np.testing.assert_array_equal(net.bias.data().asnumpy(), bias)      # lr 0 by the override
+    assert not np.array_equal(net.weight.data().asnumpy(), weight)
