@@ -261,10 +261,16 @@ def arrays_on(params: list, ctx: Context) -> list:
     the one context `ctx`) taken without a method call per parameter (hybridized calls)."""
     if _TRACING.get() is None:
         out = []
+        same = ctx        # a Context object known to equal ctx (parameters usually share one)
         for p in params:
             data = p._data
-            if data is None or len(data) != 1 or not (p._ctx_list[0] is ctx or p._ctx_list[0] == ctx):
+            if data is None or len(data) != 1:
                 break
+            c = p._ctx_list[0]
+            if c is not same:
+                if c != ctx:
+                    break
+                same = c
             out.append(data[0])
         else:
             return out

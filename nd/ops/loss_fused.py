@@ -63,6 +63,8 @@ def _layout(op: str, a, dshape) -> _Layout:
 
 def _label_shape(op: str, lay: _Layout, lshape) -> tuple:
     """The label's shape: data's without the class axis, or with it kept as 1."""
+    if lshape == lay.rows and lay.rows:      # the usual label (a tuple), checked first
+        return lay.rows
     if lshape is not None and tuple(lshape) == lay.kept:
         return lay.kept
     reduced = lay.rows or (1,)
@@ -74,11 +76,11 @@ def _ce_shape(a, dshape, lshape):
         return None
     op = "_sparse_softmax_ce"
     lay = _layout(op, a, dshape)
-    return [tuple(dshape), _label_shape(op, lay, lshape)], [lay.out]
+    return [tuple(dshape), _label_shape(op, lay, lshape)], [lay.out, tuple(dshape)]
 
 
 def _ce_type(a, dt, lt):
-    return None if dt is None else ([dt, lt or dt], [dt])
+    return None if dt is None else ([dt, lt or dt], [dt, dt])
 
 
 def _moved(xp, x, ax: int):
@@ -92,11 +94,12 @@ def _positions(xp, label, data, lay: _Layout):
     return clip_index(xp, as_index(xp, label).reshape(lay.rows), data.shape[lay.ax] - 1)
 
 
-@register("_sparse_softmax_ce", inputs=("data", "label"), attrs=dict(_ATTRS), infer_shape=_ce_shape,
-          infer_type=_ce_type)
+@register("_sparse_softmax_ce", inputs=("data", "label"), outputs=("output", "log_softmax"),
+          num_visible_outputs=1, attrs=dict(_ATTRS), infer_shape=_ce_shape, infer_type=_ce_type)
 def _sparse_softmax_ce(xp, a, data, label):
     """-log_softmax(data)[label] along `axis`, the axis kept with size 1 (hybridgraph helper:
-    the loss `-pick(log_softmax(data, axis), label, axis, keepdims=True)` in one kernel)."""
+    the loss `-pick(log_softmax(data, axis), label, axis, keepdims=True)` in one kernel).
+    The log-softmax is a hidden output, kept for the gradient."""
     op = "_sparse_softmax_ce"
     lay = _layout(op, a, data.shape)
     _label_shape(op, lay, label.shape)
@@ -104,16 +107,16 @@ def _sparse_softmax_ce(xp, a, data, label):
     picked = take_last_axis(xp, _moved(xp, logp, lay.ax), _positions(xp, label, data, lay))
     loss = xp.negative(picked).reshape(lay.kept)
     if lay.mean_axes is None:
-        return (loss,)
+        return loss, logp
     mean = mean_keepdims(xp, loss, lay.mean_axes, lay.count, _accumulator(loss)).astype(loss.dtype, copy=False)
-    return (mean.reshape(lay.out),)
+    return mean.reshape(lay.out), logp
 
 
 @_sparse_softmax_ce.def_gradient
 def _(F, a, inputs, outputs, ograds):
     data, label = inputs
-    if not autograd.is_recording():     # first order: one kernel
-        return [F._backward_sparse_softmax_ce(ograds[0], data, label, axis=a.axis, batch_axis=a.batch_axis),
+    if not autograd.is_recording():     # first order: one kernel, on the saved log-softmax
+        return [F._backward_sparse_softmax_ce(ograds[0], outputs[1], label, axis=a.axis, batch_axis=a.batch_axis),
                 None]
     # create_graph: the chain's own differentiable operators (same values)
     g = ograds[0]
@@ -125,11 +128,11 @@ def _(F, a, inputs, outputs, ograds):
     return [F._backward_log_softmax(g, logp, axis=a.axis), None]
 
 
-def _ce_back_shape(a, gshape, dshape, lshape):
+def _ce_back_shape(a, gshape, dshape, lshape):  # dshape: the log-softmax's (data's)
     fwd = _ce_shape(a, dshape, lshape)
     if fwd is None:
         return None
-    (d, lab), (out,) = fwd
+    (d, lab), (out, _) = fwd
     return [_merge("_backward_sparse_softmax_ce", "ograd", gshape, out), d, lab], [d]
 
 
@@ -144,15 +147,16 @@ def _head_per_position(xp, lay: _Layout, ograd, data):
     return broadcast_copy(xp, r, lay.kept, data.dtype)
 
 
-@register("_backward_sparse_softmax_ce", inputs=("ograd", "data", "label"), attrs=dict(_ATTRS),
+@register("_backward_sparse_softmax_ce", inputs=("ograd", "log_softmax", "label"), attrs=dict(_ATTRS),
           infer_shape=_ce_back_shape, infer_type=lambda a, g, d, lab: None if d is None else ([d, d, lab], [d]))
-def _backward_sparse_softmax_ce(xp, a, ograd, data, label):
-    """Gradient of `_sparse_softmax_ce` for its data: ograd * (softmax(data) - onehot(label)),
-    computed as the chain's backward does (exp of the log-softmax)."""
-    lay = _layout("_backward_sparse_softmax_ce", a, data.shape)
+def _backward_sparse_softmax_ce(xp, a, ograd, logp, label):
+    """Gradient of `_sparse_softmax_ce` for its data, from its hidden log-softmax output:
+    ograd * (softmax(data) - onehot(label)), computed as the chain's backward does (exp of
+    the log-softmax)."""
+    lay = _layout("_backward_sparse_softmax_ce", a, logp.shape)
     ax = lay.ax
+    data = logp                  # the same shape and dtype
     g = _head_per_position(xp, lay, ograd, data)
-    logp = softmax_kernel(xp, data, ax, log=True)
     # the chain: _backward_pick puts -g at the label, then log_softmax's vjp: that - exp(logp) * sum
     picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, lay),
                                _moved(xp, logp, ax).shape, data.dtype)

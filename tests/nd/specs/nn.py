@@ -221,13 +221,16 @@ def _sparse_ce_ref(x, label, axis=-1, batch_axis=None):
 
 
 def _sparse_ce_back_case(draw):
+    """(head gradient, the forward's hidden log-softmax output, label)."""
     (x, label), attrs = _sparse_ce_case(draw)
-    return [draw(arr(_sparse_ce_ref(x, label, **attrs).shape)), x, label], attrs
+    logp = softmax_ref(x, attrs["axis"] % x.ndim, None, None, False, True).astype(x.dtype)
+    return [draw(arr(_sparse_ce_ref(x, label, **attrs).shape)), logp, label], attrs
 
 
-def _sparse_ce_back_ref(g, x, label, axis=-1, batch_axis=None):
+def _sparse_ce_back_ref(g, logp, label, axis=-1, batch_axis=None):
+    x = logp
     ax = axis % x.ndim
-    p = softmax_ref(x, ax, None, None, False, False)
+    p = np.exp(logp)
     kept = tuple(d if i != ax else 1 for i, d in enumerate(x.shape))
     if batch_axis is not None:      # the mean's gradient: spread over the averaged positions
         b = batch_axis % x.ndim
