@@ -202,6 +202,11 @@ def _ones_like(h):
     return _late().NDArray._wrap(h._ctx.xp.ones(h.shape, dtype=h.dtype), h._ctx)
 
 
+def _zeros_like(o):
+    """The gradient of an output nothing used (a hidden one, say): a constant, like `_ones_like`."""
+    return _late().NDArray._wrap(o._ctx.xp.zeros(o.shape, dtype=o.dtype), o._ctx)
+
+
 class _Pass:
     """One backward pass: the gradients gathered so far for tape outputs and variables.
 
@@ -258,7 +263,7 @@ class _Pass:
                     for i, o in enumerate(outs):
                         o._ag = (node, i)
                 if missing:
-                    ograds = [self.F.zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
+                    ograds = [_zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
                 if not node.uses_outputs:
                     outs = None
             in_grads = node.grad_fn(node.inputs, outs, ograds)

@@ -401,7 +401,6 @@ _ACT_KERNELS = {"relu": _act_relu, "sigmoid": _act_sigmoid, "tanh": _act_tanh,
 
 # act_type -> d(out)/d(in) as F ops of (x, y)
 _ACT_DERIVATIVES = {
-    "relu": lambda F, x, y: _positive(F, y),
     "sigmoid": lambda F, x, y: F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0)),
     "tanh": lambda F, x, y: F._rminus_scalar(F.square(y), scalar=1.0),
     "softrelu": lambda F, x, y: F.sigmoid(x),
@@ -427,6 +426,8 @@ def Activation(xp, a, data, out=None):
 
 @Activation.def_gradient
 def _act_gradient(F, a, inputs, outputs, ograds):
+    if a.act_type == "relu":   # one kernel, MXNet's own node for it
+        return [F._backward_relu(ograds[0], outputs[0])]
     return [F.elemwise_mul(ograds[0], _ACT_DERIVATIVES[a.act_type](F, inputs[0], outputs[0]))]
 
 

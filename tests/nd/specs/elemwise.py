@@ -145,6 +145,13 @@ def _scalar_spec(name):
     return OpSpec(name, case=case, ref=ref, nondiff=nondiff)
 
 
+def _backward_relu_case(draw):
+    s = draw(shapes())
+    return [draw(arr(s)), draw(arr(s, away_from=0.0))], {}
+
+
 SPECS = ([_unary(n) for n in ew.UNARY]
+         + [OpSpec("_backward_relu", case=_backward_relu_case,
+                   ref=lambda g, y, **kw: (g * (y > 0)).astype(g.dtype))]
          + [s for k in ew.BINARY for s in _binary_specs(k)]
          + [_scalar_spec(n) for n in ew.SCALAR_OPS])
