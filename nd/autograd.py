@@ -241,7 +241,7 @@ class _Pass:
 
     def run(self, retain_graph: bool, create_graph: bool) -> None:
         """Apply each reached tape node's gradient function, consumers before producers."""
-        heap, pending, add = self.heap, self.pending, self.add
+        heap, pending, leaves, add = self.heap, self.pending, self.leaves, self.add
         wrap = _late().NDArray._wrap
         while heap:
             node = heappop(heap)[1]
@@ -268,7 +268,12 @@ class _Pass:
                     outs = None
             in_grads = node.grad_fn(node.inputs, outs, ograds)
             for parent, g in zip(node.parents, in_grads):
-                add(parent, g)
+                if type(parent) is Leaf and g is not None:    # `add`, inlined for variables
+                    if parent.grad_req != "null":
+                        old = leaves.get(parent)
+                        leaves[parent] = g if old is None else self.F.elemwise_add(old, g)
+                elif parent is not None:
+                    add(parent, g)
             if not retain_graph:
                 node.freed = True
 
