@@ -61,13 +61,15 @@ class HybridBlock(Block):
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self._active and current_trace() is None and _has_ndarray(args, kwargs):
-            for hook in list(self._forward_pre_hooks.values()):
-                hook(self, args)
-            out = self._call_cached(args, kwargs)
-            for hook in list(self._forward_hooks.values()):
-                hook(self, args, out)
-            return out
+        if self._active and current_trace() is None:
+            flat = flatten_call(args, kwargs)[0]
+            if any(isinstance(x, nd.NDArray) for x in flat):    # a hybridized call on arrays
+                for hook in list(self._forward_pre_hooks.values()):
+                    hook(self, args)
+                out = self._call_cached(args, kwargs, flat)
+                for hook in list(self._forward_hooks.values()):
+                    hook(self, args, out)
+                return out
         if _has_symbol(args, kwargs):
             state = current_trace()
             saved = state.enter_block(self) if state is not None else None
@@ -111,8 +113,9 @@ class HybridBlock(Block):
         """Infer and set the shapes of this block's parameters from example inputs."""
         trace_block(self, args, {})
 
-    def _call_cached(self, args: tuple, kwargs: dict) -> Any:
-        flat, _ = flatten_call(args, kwargs)
+    def _call_cached(self, args: tuple, kwargs: dict, flat: list) -> Any:
+        """Run the compiled graph of this call's signature (`flat`: the flattened arguments),
+        tracing and compiling it first when the cache has none."""
         recording, training = autograd._STATE.get()
         mode = (training, recording)
         sig, gsig = signatures(flat)
@@ -203,9 +206,4 @@ def _shapes_of(sig: tuple) -> list:
 def _has_symbol(args: tuple, kwargs: dict) -> bool:
     flat, _ = flatten_call(args, kwargs)
     return any(isinstance(x, Symbol) for x in flat)
-
-
-def _has_ndarray(args: tuple, kwargs: dict) -> bool:
-    flat, _ = flatten_call(args, kwargs)
-    return any(isinstance(x, nd.NDArray) for x in flat)
 
