@@ -106,8 +106,8 @@ def _sparse_softmax_ce(xp, a, data, label):
     logp = softmax_kernel(xp, data, lay.ax, log=True)
     picked = take_last_axis(xp, _moved(xp, logp, lay.ax), _positions(xp, label, data, lay))
     loss = xp.negative(picked).reshape(lay.kept)
-    if lay.mean_axes is None:
-        return loss, logp
+    if lay.mean_axes is None or lay.count == 1:   # a mean over one element is that element
+        return loss.reshape(lay.out), logp
     mean = mean_keepdims(xp, loss, lay.mean_axes, lay.count, _accumulator(loss)).astype(loss.dtype, copy=False)
     return mean.reshape(lay.out), logp
 
@@ -140,7 +140,7 @@ def _head_per_position(xp, lay: _Layout, ograd, data):
     """The head gradient per position of the unaveraged loss (keepdims shape): divided by the
     mean's count and broadcast when `batch_axis` is given, as `_unreduce` does."""
     g = ograd.astype(data.dtype, copy=False)
-    if lay.mean_axes is None:
+    if lay.mean_axes is None or lay.count == 1:   # (the mean over one element: g / 1, unchanged)
         return g.reshape(lay.kept)
     r = g.reshape(keepdims_shape(lay.kept, lay.mean_axes))
     r = r / r.dtype.type(max(lay.count, 1))
@@ -158,10 +158,10 @@ def _backward_sparse_softmax_ce(xp, a, ograd, logp, label):
     data = logp                  # the same shape and dtype
     g = _head_per_position(xp, lay, ograd, data)
     # the chain: _backward_pick puts -g at the label, then log_softmax's vjp: that - exp(logp) * sum
-    picked = scatter_last_axis(xp, xp.negative(g), _positions(xp, label, data, lay),
-                               _moved(xp, logp, ax).shape, data.dtype)
+    neg = xp.negative(g)
+    picked = scatter_last_axis(xp, neg, _positions(xp, label, data, lay), _moved(xp, logp, ax).shape, data.dtype)
     picked = picked if ax == data.ndim - 1 else xp.moveaxis(picked, -1, ax)
     e = xp.exp(logp)
-    e *= xp.negative(g)
+    e *= neg
     return (xp.subtract(picked, e, out=e),)
 
