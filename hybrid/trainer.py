@@ -10,10 +10,8 @@ by `backward`), so the stale-gradient check costs one attribute read per array.
 from __future__ import annotations
 
 import os
-from collections import deque
-from itertools import repeat
 from operator import attrgetter, itemgetter
-from typing import Any, Iterator
+from typing import Any
 
 from nd.serialization import atomic_write
 
@@ -215,7 +213,8 @@ class Trainer:
         if batches is None:
             batches = self._fresh_batches(ignore_stale_grad)
         for _, _, weights in batches:   # consumed: stale until the next backward
-            _consume(map(setattr, map(_LEAF, weights), repeat("fresh"), repeat(False)))
+            for leaf in map(_LEAF, weights):
+                leaf.fresh = False
         for updater, (indices, grads, weights) in zip(self._updaters, batches):
             if indices:
                 updater(indices, grads, weights)
@@ -288,11 +287,6 @@ _GRAD = attrgetter("_grad")
 _FIRST = itemgetter(0)
 _LEAF = attrgetter("_ag")
 _FRESH = attrgetter("fresh")
-
-
-def _consume(iterator: Iterator) -> None:
-    """Run an iterator to its end (the itertools recipe), e.g. a map of `setattr`."""
-    deque(iterator, maxlen=0)
 
 
 def _sum_into_all(arrays: list) -> None:

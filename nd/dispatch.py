@@ -132,8 +132,9 @@ def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
 def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: str | None = None,
            extra: dict | None = None):
     """Call an operator on NDArrays (or route symbolic inputs to the graph builder)."""
-    missing = any(map(_IS_NONE, inputs))
-    if any(map(_IS_SYMBOLIC, filter(_IS_NOT_NONE, inputs)) if missing else map(_IS_SYMBOLIC, inputs)):
+    missing = any(map(_IS_NONE, inputs))      # allowed when symbolic: the graph makes variables
+    present = filter(_IS_NOT_NONE, inputs) if missing else inputs
+    if any(map(_IS_SYMBOLIC, present)):
         if _symbolic_invoke is None:
             raise MXNetError("symbolic inputs need the symbol package (import symbol)")
         return _symbolic_invoke(op, inputs, given, name, extra or {})
