@@ -407,7 +407,10 @@ def _backward_stack(xp, a, state, dout, dhy, dcy, masks):
             idx = layer * d + k
             u, g = units[idx], grads[idx]
             dh = xp.zeros_like(dy[0, :, :r]) if dhy is None else dhy[idx]
-            dc = None if a.mode != "lstm" else (xp.zeros_like(dh) if dcy is None else dcy[idx])
+            if a.mode != "lstm":
+                dc = None
+            else:   # the cell state has state_size columns (dh has the projection's)
+                dc = xp.zeros(dh.shape[:-1] + (a.state_size,), dh.dtype) if dcy is None else dcy[idx]
             dxw, dh0[idx], dc0[idx] = _back_direction(xp, cell, u, rec[k], dy[:, :, k * r:(k + 1) * r],
                                                       dh, dc, valid, reverse=k == 1, grads=g)
             flat = dxw.reshape(-1, dxw.shape[-1])

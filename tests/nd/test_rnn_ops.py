@@ -113,6 +113,31 @@ def test_gradient_matches_finite_differences(data):
     assert abs(analytic - numeric) <= 1e-5 * max(1.0, abs(numeric))
 
 
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_projected_lstm_gradient_without_state_outputs(bidirectional):
+    """Only `out` is a head: the cell state's gradient starts as zeros of state_size columns
+    (the recurrent state has projection_size)."""
+    t_len, n, i, h, p = 3, 2, 2, 3, 2
+    d = 2 if bidirectional else 1
+    attrs = {"mode": "lstm", "state_size": h, "projection_size": p, "num_layers": 1,
+             "bidirectional": bidirectional, "state_outputs": False}
+    rng = np.random.default_rng(0)
+    inputs = [rng.uniform(-1, 1, (t_len, n, i)), rng.uniform(-0.8, 0.8, (param_size("lstm", h, 1, d, i, p),)),
+              rng.uniform(-0.5, 0.5, (d, n, p)), rng.uniform(-0.5, 0.5, (d, n, h))]
+    xs, outs = _call(inputs, attrs, record=True)
+    head = rng.standard_normal(outs[0].shape)
+    outs[0].backward(nd.array(head, dtype="float64"))
+    for k in range(len(inputs)):
+        direction = rng.standard_normal(inputs[k].shape)
+
+        def loss(sign, k=k, direction=direction):
+            moved = [x + sign * 1e-6 * direction if j == k else x for j, x in enumerate(inputs)]
+            return float((rnn_ref(*moved, **attrs)[0] * head).sum())
+        numeric = (loss(1) - loss(-1)) / 2e-6
+        analytic = float((xs[k].grad.asnumpy() * direction).sum())
+        assert abs(analytic - numeric) <= 1e-5 * max(1.0, abs(numeric)), (k, analytic, numeric)
+
+
 def test_symbolic_gradient_matches_eager():
     rs = np.random.RandomState(3)
     attrs = dict(mode="gru", state_size=3, num_layers=2, bidirectional=True, state_outputs=True)
