@@ -224,7 +224,8 @@ def test_sequence_length_layer():
     out = layer(x, layer.begin_state(2), nd.array([4, 2]))[0].asnumpy()
     assert not out[2:, 1].any()
     short = layer(x[:2, 1:2], layer.begin_state(1), nd.array([2]))[0].asnumpy()
-    np.testing.assert_allclose(out[:2, 1:2], short, rtol=1e-6)
+    # float32 products over a batch of 2 and of 1 may round differently in the last bit
+    np.testing.assert_allclose(out[:2, 1:2], short, rtol=1e-6, atol=1e-8)
 
 
 # -- cells ------------------------------------------------------------------------------------------
