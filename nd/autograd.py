@@ -102,9 +102,10 @@ class Leaf:
         self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
 
 
-def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list | None:
-    """Per array, its gradient buffer (the NDArray) when a gradient function may write its
-    result there directly (a compiled backward), else None; only `positions` are asked.
+def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> list | None:
+    """Per input of a tape node (`entries`: its recorded autograd entries, `TapeNode.parents`),
+    the variable's gradient buffer (the NDArray) when the node's gradient function may write
+    its result there directly (a compiled backward), else None; only `positions` are asked.
     None instead of the list when no buffer was claimed.
 
     Only inside `backward()`, for a variable with grad_req 'write', and once per backward: a
@@ -116,11 +117,11 @@ def claim_grad_buffers(arrays: Sequence[Any], positions: Sequence[int]) -> list 
         return None
     out = None
     for i in positions:
-        leaf = arrays[i]._ag
+        leaf = entries[i]
         if type(leaf) is Leaf and leaf.grad_req == "write" and leaf.grad is not None and leaf not in claimed:
             claimed.add(leaf)
             if out is None:
-                out = [None] * len(arrays)
+                out = [None] * len(entries)
             out[i] = leaf.grad
     return out
 
