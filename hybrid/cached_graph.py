@@ -228,7 +228,7 @@ class CachedGraph:
                 return [by_name.get(n) for n in cg.input_names]
             # parameter gradients go straight into the parameters' .grad buffers when allowed
             claimed = autograd.claim_grad_buffers(node.parents, wrt_pos)
-            dests = None if claimed is None else [None if c is None else c._data for c in claimed]
+            claimed, dests = (None, None) if claimed is None else claimed
             grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(), out=dests)
             if self._mutated:
                 self._note_mutations(arrays)

@@ -92,7 +92,7 @@ def set_training(train_mode: bool) -> bool:  # noqa: A002
 class Leaf:
     """Marks an NDArray as a variable: where its gradient goes and how."""
 
-    __slots__ = ("grad", "grad_req", "fresh", "__weakref__")
+    __slots__ = ("grad", "grad_req", "fresh", "overwritten", "__weakref__")
 
     def __init__(self, grad, grad_req: str):
         if grad_req not in ("write", "add", "null"):
@@ -100,13 +100,17 @@ class Leaf:
         self.grad = grad
         self.grad_req = grad_req
         self.fresh = False  # set by backward(), cleared by Trainer.step (MXNet's _fresh_grad)
+        # a backward overwrites the buffer (so one writer may fill it directly); fixed here,
+        # like grad and grad_req (marking a variable again makes a new Leaf)
+        self.overwritten = grad_req == "write" and grad is not None
 
 
-def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> list | None:
-    """Per input of a tape node (`entries`: its recorded autograd entries, `TapeNode.parents`),
-    the variable's gradient buffer (the NDArray) when the node's gradient function may write
-    its result there directly (a compiled backward), else None; only `positions` are asked.
-    None instead of the list when no buffer was claimed.
+def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> tuple[list, list] | None:
+    """For a tape node's gradient function that can write results in place (a compiled
+    backward): per input (`entries`: the node's recorded autograd entries, `TapeNode.parents`),
+    the variable's gradient buffer when the function may write that input's gradient there,
+    else None; only `positions` are asked. Returns (the buffers as NDArrays, their backend
+    arrays), or None when no buffer was claimed.
 
     Only inside `backward()`, for a variable with grad_req 'write', and once per backward: a
     second writer would overwrite the first one's contribution (their sum then goes through
@@ -115,15 +119,16 @@ def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> list
     claimed = _CLAIMED.get()
     if claimed is None:
         return None
-    out = None
+    buffers = backend = None
     for i in positions:
         leaf = entries[i]
-        if type(leaf) is Leaf and leaf.grad_req == "write" and leaf.grad is not None and leaf not in claimed:
+        if type(leaf) is Leaf and leaf.overwritten and leaf not in claimed:
             claimed.add(leaf)
-            if out is None:
-                out = [None] * len(entries)
-            out[i] = leaf.grad
-    return out
+            if buffers is None:
+                buffers, backend = [None] * len(entries), [None] * len(entries)
+            buffers[i] = leaf.grad
+            backend[i] = leaf.grad._data
+    return None if buffers is None else (buffers, backend)
 
 
 _SEQUENCE = itertools.count()
