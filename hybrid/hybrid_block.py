@@ -9,6 +9,7 @@ as `-symbol.json` / `-%04d.params` that MXNet loads.
 from __future__ import annotations
 
 import threading
+from itertools import repeat
 from typing import Any
 
 import nd
@@ -87,9 +88,9 @@ class HybridBlock(Block):
             params = {k: (v.data() if current_trace() is not None else v.var())
                       for k, v in self._reg_params.items()}
             return self.hybrid_forward(sym_module, x, *args, **kwargs, **params)
-        ctx = x.context if isinstance(x, nd.NDArray) else None
+        ctx = x._ctx if isinstance(x, nd.NDArray) else None
         try:
-            params = {k: v.data(ctx) for k, v in self._reg_params.items()}
+            params = {k: v.data(ctx) for k, v in self._reg_params.items()} if self._reg_params else {}
         except DeferredInitializationError:
             self._deferred_infer_shape(x, *args, **kwargs)
             params = {k: v.data(ctx) for k, v in self._reg_params.items()}
@@ -204,6 +205,8 @@ def _shapes_of(sig: tuple) -> list:
 
 
 def _has_symbol(args: tuple, kwargs: dict) -> bool:
+    if not kwargs and all(map(isinstance, args, repeat(nd.NDArray))):
+        return False                      # the common eager call: arrays only
     flat, _ = flatten_call(args, kwargs)
     return any(isinstance(x, Symbol) for x in flat)
 

@@ -63,7 +63,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     schema_attrs = op.schema.attrs
     names = op.static_inputs
     if (names is not None and not op.key_var_num_args and len(args) <= len(names)
-            and all(map(is_array_like, args))):
+            and all(map(hasattr, args, repeat("_is_symbolic")))):   # is_array_like, in C
         for k in kwargs:
             if k not in schema_attrs:
                 break
