@@ -19,7 +19,7 @@ from nd.errors import ShapeError
 from nd.ops import fused, optim
 from nd.registry import get_op
 from symbol.plan import compile_graph
-from tests.nd.specs.nn import _fc_case, fc_ref
+from tests.nd.specs.nn import _fc_case, fc_data_grad_ref, fc_ref, fc_weight_grad_ref
 from tests.op_specs import arr
 
 R = np.random.default_rng(11)
@@ -83,16 +83,6 @@ def test_fc_with_out_allocates_nothing_of_the_output_size():
 
 # -- the split FullyConnected backward -----------------------------------------------------------
 
-def _fc_data_grad_ref(g, data, weight, num_hidden, flatten):
-    return (g.reshape(-1, num_hidden) @ weight).reshape(data.shape)
-
-
-def _fc_weight_grad_ref(g, data, bias=None, num_hidden=None, no_bias=False, flatten=True):
-    g2 = g.reshape(-1, num_hidden)
-    dw = g2.T @ data.reshape(g2.shape[0], -1)
-    return dw if bias is None else (dw, g2.sum(0).reshape(bias.shape))
-
-
 @settings(max_examples=30, deadline=None)
 @given(st.data())
 def test_split_backward_out_buffers_match(data):
@@ -106,9 +96,9 @@ def test_split_backward_out_buffers_match(data):
     assert all(x is y for x, y in zip(got, bufs))
     for x, w in zip(bufs, want):
         np.testing.assert_allclose(x, w, rtol=1e-12, atol=1e-12)
-    ref = (_fc_data_grad_ref(g, inputs[0], inputs[1], attrs["num_hidden"], attrs["flatten"]),)
-    ref += _fc_weight_grad_ref(g, inputs[0], *inputs[2:], **attrs) if not attrs["no_bias"] else \
-        (_fc_weight_grad_ref(g, inputs[0], **attrs),)
+    ref = (fc_data_grad_ref(g, inputs[0], inputs[1], attrs["num_hidden"], attrs["flatten"]),)
+    ref += fc_weight_grad_ref(g, inputs[0], *inputs[2:], **attrs) if not attrs["no_bias"] else \
+        (fc_weight_grad_ref(g, inputs[0], **attrs),)
     for x, w in zip(want, ref):
         np.testing.assert_allclose(x, w, rtol=1e-10, atol=1e-12)
 

@@ -79,11 +79,11 @@ def _fc_weight_grad_case(draw):
     return [g, inputs[0]] + inputs[2:], attrs
 
 
-def _fc_data_grad_ref(g, data, weight, num_hidden, flatten):
+def fc_data_grad_ref(g, data, weight, num_hidden, flatten):
     return (g.reshape(-1, num_hidden) @ weight).reshape(data.shape)
 
 
-def _fc_weight_grad_ref(g, data, bias=None, num_hidden=None, no_bias=False, flatten=True):
+def fc_weight_grad_ref(g, data, bias=None, num_hidden=None, no_bias=False, flatten=True):
     g2 = g.reshape(-1, num_hidden)
     dw = g2.T @ data.reshape(g2.shape[0], -1)
     return dw if bias is None else (dw, g2.sum(0).reshape(bias.shape))
@@ -367,8 +367,8 @@ def _hard_sigmoid_case(draw):
 SPECS = [
     OpSpec("FullyConnected", case=_fc_case, ref=fc_ref),
     OpSpec("_backward_FullyConnected", case=_fc_back_case, ref=fc_back_ref),
-    OpSpec("_backward_FullyConnected_data", case=_fc_data_grad_case, ref=_fc_data_grad_ref, grad_inputs=(0, 2)),
-    OpSpec("_backward_FullyConnected_weight", case=_fc_weight_grad_case, ref=_fc_weight_grad_ref,
+    OpSpec("_backward_FullyConnected_data", case=_fc_data_grad_case, ref=fc_data_grad_ref, grad_inputs=(0, 2)),
+    OpSpec("_backward_FullyConnected_weight", case=_fc_weight_grad_case, ref=fc_weight_grad_ref,
            grad_inputs=(0, 1)),
     OpSpec("Activation", case=lambda draw: ([draw(_away(shapes(), [0.0]))],
                                             {"act_type": draw(st.sampled_from(sorted(_ACT_REF)))}),
