@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import nd  # noqa: E402
+from _mxnet import PEAK_KB_SOURCE, run_mxnet_script  # noqa: E402
 from _timing import table  # noqa: E402
 from hybrid import loss  # noqa: E402
 from hybrid.model_zoo import vision  # noqa: E402
@@ -176,18 +177,8 @@ def gflops(gemms: list) -> float:
 
 # -- peak memory (fresh processes) ------------------------------------------------------------
 
-PEAK_SCRIPT = r"""
-import json, resource, sys, tracemalloc
-def peak_kb():
-    # VmHWM: this process's own high-water mark (ru_maxrss can report the parent's peak
-    # inherited across fork + exec)
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+PEAK_SCRIPT = PEAK_KB_SOURCE + r"""
+import json, sys, tracemalloc
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 name, batch = sys.argv[2], int(sys.argv[3])
@@ -219,20 +210,10 @@ def hybridgraph_peak(name: str, batch: int) -> dict | str:
 
 # -- MXNet 1.9.1, in its own venv ----------------------------------------------------------------
 
-MXNET_SCRIPT = r"""
-import json, resource, sys, time, warnings
+MXNET_SCRIPT = PEAK_KB_SOURCE + r"""
+import json, sys, time, warnings
 warnings.filterwarnings("ignore")
 import numpy as np
-def peak_kb():
-    # VmHWM: this process's own high-water mark (ru_maxrss can report the parent's peak
-    # inherited across fork + exec)
-    try:
-        for line in open("/proc/self/status"):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 import mxnet as mx
 from mxnet import autograd, gluon
 from mxnet.gluon.model_zoo import vision
@@ -299,30 +280,8 @@ print(json.dumps(out))
 """
 
 
-def find_mxnet_python() -> str | None:
-    for c in (os.environ.get("HYBRIDGRAPH_MXNET_PYTHON", ""), str(ROOT / ".mxvenv" / "bin" / "python"),
-              "/work/mxvenv/bin/python"):
-        if c and Path(c).is_file() and os.access(c, os.X_OK):
-            return c
-    return None
-
-
-def _mxnet_env() -> dict:
-    env = dict(os.environ)
-    if env.get("OPENBLAS_NUM_THREADS") and "OMP_NUM_THREADS" not in env:
-        env["OMP_NUM_THREADS"] = env["OPENBLAS_NUM_THREADS"]      # same thread budget as numpy's BLAS
-    return env
-
-
 def run_mxnet(args: list) -> tuple[dict | None, str]:
-    python = find_mxnet_python()
-    if python is None:
-        return None, "MXNet 1.9.1 not run: no venv (set HYBRIDGRAPH_MXNET_PYTHON or run .ci/run)"
-    proc = subprocess.run([python, "-c", MXNET_SCRIPT, json.dumps(args)], check=False, capture_output=True,
-                          text=True, timeout=1800, env=_mxnet_env())
-    if proc.returncode != 0:
-        return None, f"MXNet 1.9.1 run failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1]), f"MXNet 1.9.1 from {python}"
+    return run_mxnet_script(MXNET_SCRIPT, args, timeout=1800)
 
 
 # -- report -------------------------------------------------------------------------------------

@@ -16,9 +16,6 @@ on a shared machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import nd  # noqa: E402
+from _mxnet import run_mxnet_script  # noqa: E402
 from _timing import median_seconds, table  # noqa: E402
 from hybrid import loss, nn  # noqa: E402
 from hybrid.trainer import Trainer  # noqa: E402
@@ -200,24 +198,9 @@ print(json.dumps(out))
 """
 
 
-def find_mxnet_python() -> str | None:
-    for c in (os.environ.get("HYBRIDGRAPH_MXNET_PYTHON", ""), str(ROOT / ".mxvenv" / "bin" / "python"),
-              "/work/mxvenv/bin/python"):
-        if c and Path(c).is_file() and os.access(c, os.X_OK):
-            return c
-    return None
-
-
 def mxnet_timings(opts: dict) -> tuple[dict | None, str]:
-    python = find_mxnet_python()
-    if python is None:
-        return None, "MXNet 1.9.1 not run: no venv (set HYBRIDGRAPH_MXNET_PYTHON or run .ci/run)"
-    args = json.dumps([SIZES, BATCH, LR, MOMENTUM, opts["repeat"], opts["min_time"]])
-    proc = subprocess.run([python, "-c", MXNET_SCRIPT, args], check=False, capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        return None, f"MXNet 1.9.1 run failed: {proc.stderr.strip().splitlines()[-1:]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1]), f"MXNet 1.9.1 from {python}"
+    return run_mxnet_script(MXNET_SCRIPT, [SIZES, BATCH, LR, MOMENTUM, opts["repeat"], opts["min_time"]],
+                            timeout=600)
 
 
 # -- report -------------------------------------------------------------------------------------
