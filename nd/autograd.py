@@ -247,7 +247,7 @@ class _Pass:
 
     def run(self, retain_graph: bool, create_graph: bool) -> None:
         """Apply each reached tape node's gradient function, consumers before producers."""
-        heap, pending, leaves, add = self.heap, self.pending, self.leaves, self.add
+        heap, pending, add = self.heap, self.pending, self.add
         wrap = _late().NDArray._wrap
         while heap:
             node = heappop(heap)[1]
@@ -274,12 +274,7 @@ class _Pass:
                     outs = None
             in_grads = node.grad_fn(node.inputs, outs, ograds)
             for parent, g in zip(node.parents, in_grads):
-                if type(parent) is Leaf and g is not None:    # `add`, inlined for variables
-                    if parent.grad_req != "null":
-                        old = leaves.get(parent)
-                        leaves[parent] = g if old is None else self.F.elemwise_add(old, g)
-                elif parent is not None:
-                    add(parent, g)
+                add(parent, g)
             if not retain_graph:
                 node.freed = True
 
@@ -338,7 +333,7 @@ def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
         retain_graph = create_graph
     leaves = _run_backward(_as_list(heads), _as_list(head_grads), retain_graph, create_graph,
                            train_mode)
-    from . import ops_namespace as F  # noqa: PLC0415, N812
+    F = _late().F  # noqa: N806
     out = []
     for v in variables:
         hit = leaves.get(v._ag)
