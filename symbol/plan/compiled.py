@@ -43,8 +43,7 @@ import os
 import threading
 import traceback
 from collections.abc import Sequence
-from itertools import repeat
-from operator import attrgetter, is_, is_not
+from operator import attrgetter, is_
 
 import numpy as np
 
@@ -564,9 +563,7 @@ class CompiledGraph:
         self.wrt = list(self.input_names if wrt is None else wrt)
         self._wrt_pos = [self.wrt.index(n) if n in self.wrt else None for n in self.input_names]
         self.wrt_inputs = [i for i, p in enumerate(self._wrt_pos) if p is not None]  # positions in wrt
-        self._wrt_pairs = [(i, self._wrt_pos[i]) for i in self.wrt_inputs]
         self._wrt_src = [self.input_names.index(n) if n in self.input_names else None for n in self.wrt]
-        self._wrt_all_inputs = None not in self._wrt_src
         self._plans: dict = {}
         self._lock = threading.Lock()
         self.last_plan: Plan | None = None
@@ -636,8 +633,7 @@ class CompiledGraph:
             if len(out) != len(self.input_names):
                 raise ValueError(f"out has {len(out)} arrays for {len(self.input_names)} inputs")
             src = self._wrt_src
-            wrt_out = list(map(out.__getitem__, src)) if self._wrt_all_inputs else [
-                None if i is None else out[i] for i in src]
+            wrt_out = [None if i is None else out[i] for i in src]
             wrt_req = req if isinstance(req, str) else ["null" if i is None else req[i] for i in src]
             grads = saved.plan.backward(saved, head_grads, retain_graph, wrt_out, wrt_req)
             return self._with_fresh(out, grads)
@@ -648,11 +644,9 @@ class CompiledGraph:
         """`out`, where it has no array: the gradient itself (a copy if pooled: arenas are reused).
         `grads` (from `_deliver`) already holds the `out` array wherever one was given."""
         res = list(out)
-        if all(map(is_not, map(res.__getitem__, self.wrt_inputs), repeat(None))):
-            return res           # every gradient went into a given array
-        for i, p in self._wrt_pairs:
+        for i in self.wrt_inputs:
             if res[i] is None:
-                g = grads[p]
+                g = grads[self._wrt_pos[i]]
                 res[i] = g.copy() if self.pool_grads and g is not None else g
         return res
 
