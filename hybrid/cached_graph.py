@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter
 from typing import Sequence
 
@@ -227,15 +227,11 @@ class CachedGraph:
                 by_name = dict(zip(cg.wrt, grads))
                 return [by_name.get(n) for n in cg.input_names]
             # parameter gradients go straight into the parameters' .grad buffers when allowed
-            claimed = autograd.claim_grad_buffers(node.parents, wrt_pos)
-            claimed, dests = (None, None) if claimed is None else claimed
+            buffers, dests = autograd.claim_grad_buffers(node.parents, wrt_pos) or (repeat(None), None)
             grads = cg.backward(saved, [g._data for g in ograds], retain_graph=autograd.retaining(), out=dests)
-            if self._mutated:
-                self._note_mutations(arrays)
-            if claimed is None:
-                return [None if g is None else wrap(g, ctx) for g in grads]
+            self._note_mutations(arrays)
             # a claimed buffer is returned as itself: backward() sees it was written there
-            return [c if c is not None else None if g is None else wrap(g, ctx) for c, g in zip(claimed, grads)]
+            return [b if b is not None else None if g is None else wrap(g, ctx) for b, g in zip(buffers, grads)]
 
         wrap = NDArray._wrap
         node = autograd.TapeNode(grad_fn, arrays, outs, self.name, uses_outputs=False)
