@@ -26,7 +26,6 @@ from __future__ import annotations
 import io
 import pickle
 import sys
-from operator import attrgetter
 from typing import Any
 
 import nd
@@ -65,8 +64,7 @@ class Updater:
             return
         opt = self.optimizer
         opt._set_current_context(weights[0].context.device_id)
-        if not all(map(self.states_synced.get, indices)):   # else: every state exists, on its context
-            self._sync_states(indices, weights)
+        self._sync_states(indices, weights)
         states = self.states
         step = opt.aggregate_num
         if not self.aggregate_updates or step <= 0:  # the optimizer may have been replaced by set_states
@@ -120,13 +118,10 @@ class Updater:
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
 
 
-_DTYPE = attrgetter("_data.dtype")  # NDArray.dtype, without a Python-level property call
-
-
 def _dtype_groups(indices: list, weights: list, grads: list) -> list:
     """(indices, weights, grads) per weight dtype, in first-seen order (MXNet's updater
-    aggregates weights of one dtype only); one group, without copying, when all share one."""
-    if len(set(map(_DTYPE, weights))) == 1:
+    aggregates weights of one dtype only)."""
+    if len({w._data.dtype for w in weights}) == 1:     # the usual case: one group, as given
         return [(indices, weights, grads)]
     by_dtype: dict = {}
     for i, w, g in zip(indices, weights, grads):

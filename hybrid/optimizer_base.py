@@ -8,8 +8,7 @@ optimizer_adaptive.py; hybrid/optimizer.py gathers them into one namespace.
 from __future__ import annotations
 
 import warnings
-from itertools import repeat
-from operator import add, attrgetter, mul
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -241,17 +240,10 @@ class Optimizer:
     def _update_count(self, index: Any) -> None:
         """Count one more update of `index` (an index or a list of them)."""
         counts = self._index_update_count
-        indices = index if isinstance(index, (list, tuple)) else (index,)
-        # every index's new count at once (C-level maps); a repeated index counts once per occurrence
-        new = dict(zip(indices, map(add, map(counts.get, indices, repeat(self.begin_num_update)), repeat(1))))
-        if len(new) != len(indices):
-            for idx in indices:
-                n = counts.get(idx, self.begin_num_update) + 1
-                counts[idx] = n
-                self.num_update = max(self.num_update, n)
-        elif new:
-            counts.update(new)
-            self.num_update = max(self.num_update, *new.values())
+        for idx in (index if isinstance(index, (list, tuple)) else (index,)):
+            n = counts.get(idx, self.begin_num_update) + 1
+            counts[idx] = n
+            self.num_update = max(self.num_update, n)
 
     def _begin_update(self, index: Any) -> tuple:
         """Count one more update of `index`; its (lr, wd, update count) for this step."""
@@ -269,11 +261,8 @@ class Optimizer:
     def _scaled(self, base: float, indices: list, attr: str, table: dict) -> list:
         """`base` times each index's multiplier: the Parameter's `attr` (param_dict), else the
         `table` entry by index, else by the index's name."""
-        params = self.param_dict
-        if all(map(params.__contains__, indices)):  # Gluon's case: every index is a Parameter
-            return list(map(mul, repeat(base), map(attrgetter(attr), map(params.__getitem__, indices))))
         out = [base] * len(indices)
-        names = self.idx2name
+        params, names = self.param_dict, self.idx2name
         for i, index in enumerate(indices):
             if index in params:
                 out[i] *= getattr(params[index], attr)

@@ -10,7 +10,7 @@ by `backward`), so the stale-gradient check costs one attribute read per array.
 from __future__ import annotations
 
 import os
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import Any
 
 from nd.serialization import atomic_write
@@ -209,9 +209,7 @@ class Trainer:
         loss_scaler = getattr(self, "_amp_loss_scaler", None)
         if loss_scaler is not None and loss_scaler.has_overflow(self._params):
             return  # skip on overflow
-        batches = self._all_fresh_batch()
-        if batches is None:
-            batches = self._fresh_batches(ignore_stale_grad)
+        batches = self._fresh_batches(ignore_stale_grad)
         for _, _, weights in batches:   # consumed: stale until the next backward
             for leaf in map(_LEAF, weights):
                 leaf.fresh = False
@@ -219,29 +217,13 @@ class Trainer:
             if indices:
                 updater(indices, grads, weights)
 
-    def _all_fresh_batch(self) -> list | None:
-        """The common case, found by C-level maps: one context, and every parameter has a
-        gradient that `backward` wrote since the last step; then ``[(indices, grads, weights)]``
-        of all parameters, else None (`_fresh_batches` decides)."""
-        params = self._params
-        if len(self._updaters) != 1 or "null" in map(_GRAD_REQ, params):
-            return None
-        datas = list(map(_DATA, params))
-        if None in datas:
-            return None
-        weights = list(map(_FIRST, datas))
-        leaves = list(map(_LEAF, weights))
-        if None in leaves or not all(map(_FRESH, leaves)):
-            return None
-        return [(list(range(len(params))), list(map(_FIRST, map(_GRAD, params))), weights)]
-
     def _fresh_batches(self, ignore_stale_grad: bool) -> list:
         """Per context, ``(indices, grads, weights)`` of the parameters whose gradient `backward`
         wrote since the last step; a stale one raises unless `ignore_stale_grad`, and
         ``grad_req='null'`` parameters are skipped."""
         updates: list[list] = [[] for _ in self._updaters]
         for i, param in enumerate(self._params):
-            if param.grad_req == "null":
+            if param._grad_req == "null":
                 continue
             datas = param._data
             if datas is None:
@@ -281,12 +263,7 @@ class Trainer:
         self._optimizer.param_dict = dict(enumerate(self._params))
 
 
-_GRAD_REQ = attrgetter("grad_req")
-_DATA = attrgetter("_data")
-_GRAD = attrgetter("_grad")
-_FIRST = itemgetter(0)
 _LEAF = attrgetter("_ag")
-_FRESH = attrgetter("fresh")
 
 
 def _sum_into_all(arrays: list) -> None:

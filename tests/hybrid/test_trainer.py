@@ -274,7 +274,7 @@ def test_lr_scheduler_reads_update_count_every_step():
         np.testing.assert_allclose(net.weight.data().asnumpy(), w - 0.2 * 0.5 ** step * g / 5, rtol=1e-5, atol=1e-6)
 
 
-def test_frozen_or_stale_parameter_leaves_the_all_fresh_path():
+def test_frozen_parameter_is_skipped_and_a_stale_one_consumes_nothing():
     """grad_req='null' set between steps skips the parameter; a stale gradient raises and leaves
     every gradient unconsumed (a retry with ignore_stale_grad updates the fresh ones once)."""
     net = _net()
