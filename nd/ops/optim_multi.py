@@ -11,9 +11,7 @@ clipped first when clip_gradient >= 0); w = w + mom.
 """
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter, mul
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 
@@ -77,77 +75,43 @@ def _group_rule(op: str, stride: int, merge: Callable, what: str) -> Callable:
     return infer
 
 
-_SHAPE = attrgetter("shape")
-_SCALAR_TYPE = attrgetter("dtype.type")
-_cast = type.__call__  # map(_cast, dtypes, values): each value as its dtype's scalar, in C
-
-
-def _check_shapes(op: str, arrays: tuple, stride: int) -> None:
-    """Every input of a weight has the weight's shape (list comparisons per input kind)."""
-    shapes = list(map(_SHAPE, arrays))
-    weights = shapes[0::stride]
-    if shapes[1::stride] != weights or shapes[stride - 1::stride] != weights:
-        i = next(i for i in range(len(weights)) if shapes[i * stride: (i + 1) * stride].count(weights[i]) != stride)
-        raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {weights[i]}")
-
-
-def _grad_steps(xp, a, ws: tuple, gs: tuple, lrs: list) -> Iterator:
-    """Per weight (lazily), lr * (rescale_grad * grad), the gradient clipped first when
-    clip_gradient >= 0, in a fresh array of the weight's dtype; rescale_grad and the clip
-    bounds are scalars of the gradient's dtype."""
-    dts = list(map(_SCALAR_TYPE, gs))
-    rescales = map(_cast, dts, repeat(a.rescale_grad))
-    if a.clip_gradient < 0:
-        return map(xp.multiply, gs, map(mul, lrs, rescales), map(xp.empty_like, ws))
-    lows, highs = map(_cast, dts, repeat(-a.clip_gradient)), map(_cast, dts, repeat(a.clip_gradient))
-    return map(_clipped_step, repeat(xp), gs, rescales, lows, highs, lrs, map(xp.empty_like, ws))
-
-
-def _clipped_step(xp, g, rescale, low, high, lr, s):
-    """s = lr * clip(rescale_grad * g, low, high)."""
-    xp.multiply(g, rescale, out=s)
-    xp.clip(s, low, high, out=s)
-    s *= lr
-    return s
+def _scaled_grad(xp, a, lr, g, s):
+    """lr * (rescale_grad * grad), clipped when clip_gradient >= 0, into scratch `s`."""
+    dt = g.dtype.type
+    if a.clip_gradient >= 0:
+        xp.multiply(g, dt(a.rescale_grad), out=s)
+        xp.clip(s, dt(-a.clip_gradient), dt(a.clip_gradient), out=s)
+        s *= lr
+        return s
+    return xp.multiply(g, lr * dt(a.rescale_grad), out=s)
 
 
 def _multi_forward(op: str, momentum: bool) -> Callable:
     stride = 3 if momentum else 2
 
     def forward(xp, a, *arrays, out=None):
-        """Per weight, MultiSGDKernel's ufunc calls (`_mom_step` / `_plain_step`). Its scalars
-        (lr, wd, lr*wd, momentum: the float32 attributes as the weight's dtype) come from
-        C-level maps over the whole call, consumed weight by weight."""
-        _check_counts(op, a, len(arrays), stride)
-        _check_shapes(op, arrays, stride)
-        ws = arrays[0::stride]
-        dts = list(map(_SCALAR_TYPE, ws))
-        lrs = list(map(_cast, dts, map(np.float32, a.lrs)))
-        wds = list(map(_cast, dts, map(np.float32, a.wds)))
-        steps = _grad_steps(xp, a, ws, arrays[1::stride], lrs)
-        outs = map(xp.empty_like, ws) if out is None else out
-        if momentum:
-            moms = map(_cast, dts, repeat(a.momentum))
-            return tuple(map(_mom_step, repeat(xp), ws, arrays[2::stride], moms, wds, map(mul, lrs, wds), steps, outs))
-        return tuple(map(_plain_step, repeat(xp), ws, map(mul, lrs, wds), steps, outs))
+        n = _check_counts(op, a, len(arrays), stride)
+        lrs, wds, f32 = a.lrs, a.wds, np.float32
+        results = []
+        for i in range(n):
+            w, g = arrays[stride * i], arrays[stride * i + 1]
+            mom = arrays[stride * i + 2] if momentum else None
+            if g.shape != w.shape or (momentum and mom.shape != w.shape):
+                raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {w.shape}")
+            dt = w.dtype.type
+            lr, wd = dt(f32(lrs[i])), dt(f32(wds[i]))
+            step = _scaled_grad(xp, a, lr, g, xp.empty_like(w))
+            if momentum:
+                mom *= dt(a.momentum)
+                if wd:
+                    mom -= xp.multiply(w, lr * wd, out=xp.empty_like(w))
+            else:             # the kernel's momentum is 0: mom = -lr*wd*w - step
+                mom = xp.multiply(w, lr * wd, out=xp.empty_like(w))
+                xp.negative(mom, out=mom)
+            mom -= step
+            results.append(xp.add(w, mom, out=xp.empty_like(w) if out is None else out[i]))
+        return tuple(results)
     return forward
-
-
-def _mom_step(xp, w, mom, momentum, wd, decay, step, out):
-    """mom = momentum*mom - lr*wd*w - step; out = w + mom."""
-    mom *= momentum
-    if wd:
-        mom -= xp.multiply(w, decay, out=xp.empty_like(w))
-    mom -= step
-    return xp.add(w, mom, out=out)
-
-
-def _plain_step(xp, w, decay, step, out):
-    """The kernel with momentum 0: mom = -lr*wd*w - step; out = w + mom."""
-    mom = xp.multiply(w, decay, out=xp.empty_like(w))
-    xp.negative(mom, out=mom)
-    mom -= step
-    return xp.add(w, mom, out=out)
 
 
 def _momenta(a) -> tuple:
