@@ -167,7 +167,7 @@ class Parameter:
             if ctx is list:
                 return list(arr_list)
             for c, a in zip(self._ctx_list, arr_list):
-                if c is ctx or c == ctx:
+                if c == ctx:
                     return a
             raise RuntimeError(f"Parameter '{self.name}' was not initialized on context {ctx}. It was only "
                                f"initialized on {self._ctx_list}.")
@@ -261,16 +261,10 @@ def arrays_on(params: list, ctx: Context) -> list:
     the one context `ctx`) taken without a method call per parameter (hybridized calls)."""
     if _TRACING.get() is None:
         out = []
-        same = ctx        # a Context object known to equal ctx (parameters usually share one)
         for p in params:
             data = p._data
-            if data is None or len(data) != 1:
+            if data is None or len(data) != 1 or p._ctx_list[0] != ctx:
                 break
-            c = p._ctx_list[0]
-            if c is not same:
-                if c != ctx:
-                    break
-                same = c
             out.append(data[0])
         else:
             return out
