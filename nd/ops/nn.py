@@ -399,12 +399,15 @@ def _act_softsign(xp, x, out=None):
 _ACT_KERNELS = {"relu": _act_relu, "sigmoid": _act_sigmoid, "tanh": _act_tanh,
                 "softrelu": _act_softrelu, "softsign": _act_softsign}
 
-# act_type -> d(out)/d(in) as F ops of (x, y)
-_ACT_DERIVATIVES = {
-    "sigmoid": lambda F, x, y: F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0)),
-    "tanh": lambda F, x, y: F._rminus_scalar(F.square(y), scalar=1.0),
-    "softrelu": lambda F, x, y: F.sigmoid(x),
-    "softsign": lambda F, x, y: F.reciprocal(F.square(F._plus_scalar(F.abs(x), scalar=1.0))),
+# act_type -> the input's gradient as F ops of (head gradient g, input x, output y); relu's is
+# MXNet's own one-kernel node
+_ACT_GRADIENTS = {
+    "relu": lambda F, g, x, y: F._backward_relu(g, y),
+    "sigmoid": lambda F, g, x, y: F.elemwise_mul(g, F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0))),
+    "tanh": lambda F, g, x, y: F.elemwise_mul(g, F._rminus_scalar(F.square(y), scalar=1.0)),
+    "softrelu": lambda F, g, x, y: F.elemwise_mul(g, F.sigmoid(x)),
+    "softsign": lambda F, g, x, y: F.elemwise_mul(
+        g, F.reciprocal(F.square(F._plus_scalar(F.abs(x), scalar=1.0)))),
 }
 
 
@@ -426,9 +429,7 @@ def Activation(xp, a, data, out=None):
 
 @Activation.def_gradient
 def _act_gradient(F, a, inputs, outputs, ograds):
-    if a.act_type == "relu":   # one kernel, MXNet's own node for it
-        return [F._backward_relu(ograds[0], outputs[0])]
-    return [F.elemwise_mul(ograds[0], _ACT_DERIVATIVES[a.act_type](F, inputs[0], outputs[0]))]
+    return [_ACT_GRADIENTS[a.act_type](F, ograds[0], inputs[0], outputs[0])]
 
 
 # ---------------------------------------------------------------------------
