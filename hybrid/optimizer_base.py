@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 import nd
-from nd.dispatch import parse_cached
+from nd.dispatch import note_call_writes, parse_cached
 from nd.ndarray import NDArray
 from nd.registry import get_op
 from nd.writes import WATCHED, note_write
@@ -56,10 +56,7 @@ class _Kernel:
                 target._data[...] = op.compute(xp, parsed, arrays)[0]
             targets = [target]
         if WATCHED:  # folded inference graphs froze the old values (nd.writes)
-            for t in targets:
-                note_write(t._data)
-            for i in op.mutated(parsed):
-                note_write(arrays[i])
+            note_call_writes(op, parsed, inputs, targets)
         return out if isinstance(out, list) else targets[0]
 
 

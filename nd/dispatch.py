@@ -185,7 +185,7 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         shapes = ", ".join(str(x.shape) for x in inputs)
         raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
     if WATCHED:
-        _note_writes(op, attrs, inputs, None)  # after the kernel; the `out=` copies are noted below
+        note_call_writes(op, attrs, inputs, None)  # after the kernel; the `out=` copies are noted below
     nvis = op.static_visible
     if nvis is None:
         nvis = op.num_visible_outputs(attrs)
@@ -203,12 +203,12 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
             if o._ag is not None:  # an unrecorded write keeps `t` a variable (MXNet)
                 t._ag = o._ag
         if WATCHED:
-            _note_writes(op, attrs, (), out)
+            note_call_writes(op, attrs, (), out)
         return out
     return outs[0] if nvis == 1 else outs
 
 
-def _note_writes(op: OpDef, attrs: Attrs, inputs: Sequence, out: Any) -> None:
+def note_call_writes(op: OpDef, attrs: Attrs, inputs: Sequence, out: Any) -> None:
     """Tell nd.writes about the buffers a call wrote: the inputs the kernel mutates (in
     place, e.g. BatchNorm's moving statistics; `out` may be among them) and the `out=`
     destinations."""
