@@ -26,16 +26,16 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import nd  # noqa: E402
-import symbol as S  # noqa: E402,N812
+from hybridgraph import nd  # noqa: E402
+from hybridgraph import symbol as S  # noqa: E402,N812
 from _timing import median_seconds, table  # noqa: E402
-from nd import autograd  # noqa: E402
-from nd.ndarray import NDArray  # noqa: E402
-from symbol.executor import executor_options  # noqa: E402
-from symbol.plan import compile_graph  # noqa: E402
+from hybridgraph.nd import autograd  # noqa: E402
+from hybridgraph.nd.ndarray import NDArray  # noqa: E402
+from hybridgraph.symbol.executor import executor_options  # noqa: E402
+from hybridgraph.symbol.plan import compile_graph  # noqa: E402
 
 try:
-    from symbol import passes as _passes  # noqa: F401
+    from hybridgraph.symbol import passes as _passes  # noqa: F401
     HAVE_PASSES = True
 except ImportError:
     HAVE_PASSES = False

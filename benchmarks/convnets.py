@@ -47,15 +47,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import nd  # noqa: E402
+from hybridgraph import nd  # noqa: E402
 from _mxnet import PEAK_KB_SOURCE, run_mxnet_script  # noqa: E402
 from _timing import table  # noqa: E402
-from hybrid import loss  # noqa: E402
-from hybrid.model_zoo import vision  # noqa: E402
-from hybrid.trainer import Trainer  # noqa: E402
-from nd import autograd  # noqa: E402
-from nd.ops.conv import _conv_geometry, prod  # noqa: E402
-from nd.registry import get_op  # noqa: E402
+from hybridgraph.gluon import loss  # noqa: E402
+from hybridgraph.gluon.model_zoo import vision  # noqa: E402
+from hybridgraph.gluon.trainer import Trainer  # noqa: E402
+from hybridgraph.nd import autograd  # noqa: E402
+from hybridgraph.nd.ops.conv import _conv_geometry, prod  # noqa: E402
+from hybridgraph.nd.registry import get_op  # noqa: E402
 
 MODELS = ("resnet18_v1", "mobilenetv2_1.0")
 SIZE, CLASSES, LR = 224, 1000, 0.01
@@ -183,8 +183,8 @@ sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/benchmarks")
 name, batch = sys.argv[2], int(sys.argv[3])
 import numpy as np
-import nd
-from hybrid.model_zoo import vision
+from hybridgraph import nd
+from hybridgraph.gluon.model_zoo import vision
 from convnets import inputs
 base = peak_kb()
 net = vision.get_model(name)

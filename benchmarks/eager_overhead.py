@@ -13,7 +13,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import nd  # noqa: E402
+from hybridgraph import nd  # noqa: E402
 from _timing import median_seconds, table  # noqa: E402
 
 

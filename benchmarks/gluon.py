@@ -25,12 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import nd  # noqa: E402
+from hybridgraph import nd  # noqa: E402
 from _mxnet import run_mxnet_script  # noqa: E402
 from _timing import median_seconds, table  # noqa: E402
-from hybrid import loss, nn  # noqa: E402
-from hybrid.trainer import Trainer  # noqa: E402
-from nd import autograd  # noqa: E402
+from hybridgraph.gluon import loss, nn  # noqa: E402
+from hybridgraph.gluon.trainer import Trainer  # noqa: E402
+from hybridgraph.nd import autograd  # noqa: E402
 
 SIZES = (784, 256, 256, 10)
 BATCH = 64

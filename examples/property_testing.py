@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import hybridgraph as mx  # noqa: E402  (MXNet scripts only change this line)
 from hybridgraph.gluon import nn  # noqa: E402
-from hybrid.testing import arrays, batch_shapes, check_hybrid_consistency  # noqa: E402
+from hybridgraph.gluon.testing import arrays, batch_shapes, check_hybrid_consistency  # noqa: E402
 
 FEATURES = 6
 

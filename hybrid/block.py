@@ -12,9 +12,9 @@ from collections import OrderedDict
 from typing import Any
 from collections.abc import Callable
 
-import nd
-from nd.errors import MXNetError
-from symbol.naming import NameManager, Prefix
+from hybridgraph import nd
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.symbol.naming import NameManager, Prefix
 
 from .parameter import Parameter, ParameterDict, load_params_into
 
@@ -175,7 +175,7 @@ class Block:
 
     def save_parameters(self, filename: str, deduplicate: bool = False) -> None:
         """Save parameters by structural name (`0.weight`), MXNet's save_parameters format."""
-        from nd.serialization import save
+        from hybridgraph.nd.serialization import save
         params = self._collect_params_with_prefix()
         if deduplicate:
             seen: dict[int, str] = {}
@@ -190,7 +190,7 @@ class Block:
     def load_parameters(self, filename: str, ctx: Any = None, allow_missing: bool = False,
                         ignore_extra: bool = False, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Load parameters saved by save_parameters (or by full name, as older files are)."""
-        from nd.serialization import load
+        from hybridgraph.nd.serialization import load
         loaded = load(filename)
         if isinstance(loaded, list):
             raise MXNetError(f"{filename} holds an unnamed list of arrays; expected a parameter file")

@@ -23,15 +23,15 @@ from itertools import compress, repeat
 from operator import attrgetter
 from typing import Sequence
 
-import nd
-from nd import autograd
-from nd.backend import to_numpy
-from nd.dispatch import run_eager
-from nd.ndarray import NDArray
-from nd.writes import Watch, note_write
-from symbol.graph import IndexedGraph
-from symbol.infer import creation_shapes, is_open_creation
-from symbol.plan.compiled import CompiledGraph, compile_graph
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.backend import to_numpy
+from hybridgraph.nd.dispatch import run_eager
+from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.nd.writes import Watch, note_write
+from hybridgraph.symbol.graph import IndexedGraph
+from hybridgraph.symbol.infer import creation_shapes, is_open_creation
+from hybridgraph.symbol.plan.compiled import CompiledGraph, compile_graph
 
 from .replay import replay_gradients
 from .tracing import TracedGraph

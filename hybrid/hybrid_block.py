@@ -12,11 +12,11 @@ import threading
 from itertools import repeat
 from typing import Any
 
-import nd
-import symbol as sym_module
-from nd import autograd
-from symbol import Symbol
-from symbol.tracer import current_trace
+from hybridgraph import nd
+from hybridgraph import symbol as sym_module
+from hybridgraph.nd import autograd
+from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
@@ -181,8 +181,8 @@ class HybridBlock(Block):
         if self._last_trace is None:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block at "
                                "least once before calling export.")
-        from nd.serialization import save
-        from symbol.json_io import save as save_json
+        from hybridgraph.nd.serialization import save
+        from hybridgraph.symbol.json_io import save as save_json
         traced = self._last_trace
         sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
         save_json(traced.symbol, sym_file, remove_amp_cast)

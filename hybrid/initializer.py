@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError
 
 _REGISTRY: dict[str, type] = {}
 
@@ -44,7 +44,7 @@ class InitDesc(str):
 
 
 def _random():
-    import nd.random as ndrandom  # noqa: PLC0415 - nd.random registers ops on import
+    import hybridgraph.nd.random as ndrandom  # noqa: PLC0415 - nd.random registers ops on import
     return ndrandom
 
 

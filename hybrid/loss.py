@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-import nd
+from hybridgraph import nd
 
 from .hybrid_block import HybridBlock
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy
 
-from nd.ndarray import NDArray
+from hybridgraph.nd.ndarray import NDArray
 
 
 _ARRAY_TYPES = (NDArray, numpy.ndarray)

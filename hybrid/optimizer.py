@@ -28,8 +28,8 @@ import pickle
 import sys
 from typing import Any
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from . import lr_scheduler as _lr_scheduler_module
 from .optimizer_base import Optimizer, Test, create, register
@@ -146,7 +146,7 @@ class _MXNetArray:
         self.raw = state.get("handle")
 
     def to_ndarray(self) -> NDArray | None:
-        from nd.serialization import _NONE, _read_record, _Reader
+        from hybridgraph.nd.serialization import _NONE, _read_record, _Reader
         if self.raw is None:
             return None
         arr = _read_record(_Reader(bytes(self.raw)), 0)
@@ -157,9 +157,25 @@ _MXNET_MODULES = {
     "mxnet.optimizer.optimizer": __name__, "mxnet.optimizer": __name__, "mxnet.optimizer.contrib": __name__,
     "mxnet.lr_scheduler": _lr_scheduler_module.__name__,
 }
+# hybridgraph before 0.2 installed its layers as top-level packages (`nd`, `symbol`, `hybrid`);
+# states pickled then name those paths
+_PRE_NAMESPACE_PACKAGES = {"nd": "hybridgraph.nd", "symbol": "hybridgraph.symbol", "hybrid": "hybridgraph.gluon"}
+
+
+def _current_module_path(module: str) -> str:
+    """The module a pickle's global lives in now: MXNet's and our own old paths mapped to today's."""
+    if module in _MXNET_MODULES:
+        return _MXNET_MODULES[module]
+    top, _, rest = module.partition(".")
+    if top in _PRE_NAMESPACE_PACKAGES:
+        return _PRE_NAMESPACE_PACKAGES[top] + ("." + rest if rest else "")
+    return module
+
+
 _SAFE_GLOBALS = {
     ("builtins", "bytearray"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "complex"),
-    ("builtins", "slice"), ("builtins", "range"), ("collections", "OrderedDict"), ("nd.ndarray", "_rebuild"),
+    ("builtins", "slice"), ("builtins", "range"), ("collections", "OrderedDict"),
+    ("hybridgraph.nd.ndarray", "_rebuild"),
     ("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "_reconstruct"),
     ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "_reconstruct"),
     ("numpy._core.multiarray", "scalar"), ("copyreg", "_reconstructor"), ("builtins", "object"),
@@ -177,7 +193,7 @@ class _StatesUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == "mxnet.ndarray.ndarray" and name == "NDArray":
             return _MXNetArray
-        module = _MXNET_MODULES.get(module, module)
+        module = _current_module_path(module)
         if (module, name) in _SAFE_GLOBALS:
             return super().find_class(module, name)
         mod = sys.modules.get(module)

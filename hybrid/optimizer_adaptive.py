@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from .optimizer_base import Optimizer, _clip_grad, _common_kwargs, _kernel, _zeros, register
 

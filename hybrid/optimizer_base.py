@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from nd.dispatch import note_call_writes, parse_cached
-from nd.ndarray import NDArray
-from nd.registry import get_op
-from nd.writes import WATCHED, note_write
+from hybridgraph import nd
+from hybridgraph.nd.dispatch import note_call_writes, parse_cached
+from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.nd.registry import get_op
+from hybridgraph.nd.writes import WATCHED, note_write
 
 
 # -- calling the registry's update kernels --------------------------------------------

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from .optimizer_base import ImplUpdates, Optimizer, _common_kwargs, _kernel, _zeros, register
 from .optimizer_sgd import _SGD, _SGDStates, _sgd_step

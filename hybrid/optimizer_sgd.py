@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from nd.ndarray import NDArray
+from hybridgraph.nd.ndarray import NDArray
 
 from .optimizer_base import ImplUpdates, Optimizer, _Kernel, _clip_grad, _common_kwargs, _kernel, _zeros, register
 
@@ -266,7 +266,7 @@ class SGLD(Optimizer):
         return None
 
     def update(self, index: Any, weight: NDArray, grad: NDArray, state: Any) -> None:
-        from nd import random as ndrandom
+        from hybridgraph.nd import random as ndrandom
         self._update_count(index)
         lr = self._get_lr(index)
         wd = self._get_wd(index)

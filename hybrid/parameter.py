@@ -16,10 +16,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-import nd
-from nd import autograd
-from nd.backend import Context, as_dtype, current_context
-from nd.errors import MXNetError
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.backend import Context, as_dtype, current_context
+from hybridgraph.nd.errors import MXNetError
 
 from . import initializer
 
@@ -249,7 +249,7 @@ class Parameter:
 
     def var(self):
         """The symbol variable of this parameter (with shape, dtype, lr/wd mults, init)."""
-        import symbol as sym
+        from hybridgraph import symbol as sym
         if self._var is None:
             self._var = sym.var(self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
                                 wd_mult=self.wd_mult, init=self.init, stype=self._stype)
@@ -434,7 +434,7 @@ class ParameterDict:
             setattr(p, name, value)
 
     def save(self, filename: str, strip_prefix: str = "") -> None:
-        from nd.serialization import save
+        from hybridgraph.nd.serialization import save
         arg_dict = {}
         for p in self.values():
             weight = p._reduce() if hasattr(p, "_reduce") else p.data(p.list_ctx()[0]).copyto(nd.cpu())
@@ -446,7 +446,7 @@ class ParameterDict:
 
     def load(self, filename: str, ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False,
              restore_prefix: str = "", cast_dtype: bool = False, dtype_source: str = "current") -> None:
-        from nd.serialization import load
+        from hybridgraph.nd.serialization import load
         loaded = load(filename)
         arg_dict = {restore_prefix + _strip_arg_aux(k): v for k, v in loaded.items()}
         load_params_into(self._params, arg_dict, filename, ctx, allow_missing, ignore_extra, cast_dtype,

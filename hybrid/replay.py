@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from nd import autograd
-from nd.dispatch import run_eager
-from nd.errors import AutogradError
-from nd.ndarray import NDArray
-from symbol.plan.schedule import Schedule
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import run_eager
+from hybridgraph.nd.errors import AutogradError
+from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.symbol.plan.schedule import Schedule
 
 
 def _check_replayable(sched: Schedule, name: str) -> None:

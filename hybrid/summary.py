@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-import nd
-from symbol import Symbol
+from hybridgraph import nd
+from hybridgraph.symbol import Symbol
 
 _LINE = "{:>20}  {:>42} {:>15}"
 

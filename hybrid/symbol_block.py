@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from typing import Any, Sequence
 
-import nd
-import symbol as sym_module
-from nd.errors import MXNetError
-from symbol import Symbol
-from symbol.graph import IndexedGraph
+from hybridgraph import nd
+from hybridgraph import symbol as sym_module
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.graph import IndexedGraph
 
-from symbol.tracer import Tracer, abstract_eval, current_trace
+from hybridgraph.symbol.tracer import Tracer, abstract_eval, current_trace
 
 from .cached_graph import CachedGraph
 from .hybrid_block import HybridBlock
@@ -28,7 +28,7 @@ def _common_prefix(names: Sequence[str]) -> str:
 
 def _replay(graph: Symbol, bindings: dict[str, Symbol]) -> list[Tracer]:
     """Apply `graph`'s operators to the bound tracers, node by node, keeping node names."""
-    from symbol.graph import Node
+    from hybridgraph.symbol.graph import Node
     env: dict[int, list] = {}
     for n in IndexedGraph(graph._outputs).nodes:
         if n.op is None:
@@ -51,7 +51,7 @@ class SymbolBlock(HybridBlock):
     def imports(symbol_file: str, input_names: str | Sequence[str], param_file: str | None = None,
                 ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False) -> "SymbolBlock":
         """Load a model exported by `HybridBlock.export` (hybridgraph's or MXNet's)."""
-        from symbol.json_io import load
+        from hybridgraph.symbol.json_io import load
         graph = load(symbol_file)
         if isinstance(input_names, str):
             input_names = [input_names]

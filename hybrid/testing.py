@@ -4,7 +4,7 @@ hypothesis strategies for input arrays.
 Example (in a user's test file)::
 
     from hypothesis import given
-    from hybrid.testing import arrays, check_hybrid_consistency
+    from hybridgraph.gluon.testing import arrays, check_hybrid_consistency
 
     @given(arrays((4, 10)))
     def test_my_block(x):
@@ -17,8 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-import nd
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.nd import autograd
 
 
 def arrays(shape: Sequence[int], low: float = -1.0, high: float = 1.0, dtype: Any = np.float32):

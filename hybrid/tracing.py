@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from symbol import Symbol
-from symbol.graph import IndexedGraph
-from symbol.tracer import TraceState, Tracer, trace_scope
+from hybridgraph import nd
+from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.graph import IndexedGraph
+from hybridgraph.symbol.tracer import TraceState, Tracer, trace_scope
 
 from .parameter import _TRACING, Parameter
 
@@ -176,7 +176,7 @@ def _split_groups(out: Any) -> Any:
 
 
 def _input_entry(name: str):
-    from symbol.graph import Node
+    from hybridgraph.symbol.graph import Node
     return (Node(None, name, None, (), {}), 0)
 
 

@@ -13,7 +13,7 @@ import os
 from operator import attrgetter
 from typing import Any
 
-from nd.serialization import atomic_write
+from hybridgraph.nd.serialization import atomic_write
 
 from . import optimizer as opt
 from .parameter import Parameter, ParameterDict

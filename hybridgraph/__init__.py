@@ -1,9 +1,12 @@
 """`import hybridgraph as mx`: MXNet 1.x's top-level namespace on hybridgraph.
 
-The real packages are `nd`, `symbol` and `hybrid` (top level); this module
-gathers them under MXNet's names, as attributes (`mx.gluon.nn.Dense`) and as
-importable submodules (`from hybridgraph.gluon import nn`), so MXNet scripts
-run after changing their import line.
+The three layers are real subpackages, `hybridgraph.nd`, `hybridgraph.symbol`
+and `hybridgraph.gluon` (the repository's `nd/`, `symbol/` and `hybrid/`
+folders); nothing else is installed at the top level. MXNet's other module names
+(`mx.ndarray`, `mx.sym`, `mx.init`, ...) are aliases of modules in them, as
+attributes (`mx.init.Xavier`) and as importable submodules
+(`from hybridgraph.init import Xavier`), so MXNet scripts run after changing
+their import line.
 """
 from __future__ import annotations
 
@@ -14,14 +17,16 @@ import sys
 
 # MXNet module name -> the hybridgraph module that provides it
 ALIASES = {
-    "nd": "nd", "ndarray": "nd", "autograd": "nd.autograd", "random": "nd.random",
-    "sym": "symbol", "symbol": "symbol", "context": "hybridgraph.context",
-    "gluon": "hybrid", "init": "hybrid.initializer", "initializer": "hybrid.initializer",
-    "optimizer": "hybrid.optimizer", "lr_scheduler": "hybrid.lr_scheduler", "metric": "hybrid.metric",
-    "base": "hybridgraph.base", "test_utils": "hybridgraph.test_utils", "model": "hybridgraph.model",
-    "io": "hybridgraph.io", "callback": "hybridgraph.callback", "module": "hybridgraph.module",
-    "mod": "hybridgraph.module", "viz": "symbol.viz", "visualization": "symbol.viz",
-    "kvstore": "hybridgraph.kvstore", "name": "symbol.naming", "attribute": "symbol.naming",
+    "nd": "hybridgraph.nd", "ndarray": "hybridgraph.nd", "autograd": "hybridgraph.nd.autograd",
+    "random": "hybridgraph.nd.random", "sym": "hybridgraph.symbol", "symbol": "hybridgraph.symbol",
+    "context": "hybridgraph.context", "gluon": "hybridgraph.gluon",
+    "init": "hybridgraph.gluon.initializer", "initializer": "hybridgraph.gluon.initializer",
+    "optimizer": "hybridgraph.gluon.optimizer", "lr_scheduler": "hybridgraph.gluon.lr_scheduler",
+    "metric": "hybridgraph.gluon.metric", "base": "hybridgraph.base", "test_utils": "hybridgraph.test_utils",
+    "model": "hybridgraph.model", "io": "hybridgraph.io", "callback": "hybridgraph.callback",
+    "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
+    "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
+    "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
 }
 
 
@@ -53,7 +58,7 @@ class _AliasLoader(importlib.abc.Loader):
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
-    """Makes `hybridgraph.gluon.nn` import `hybrid.nn`, and so on for every alias."""
+    """Makes `hybridgraph.init` import `hybridgraph.gluon.initializer`, and so on for every alias."""
 
     def find_spec(self, fullname, path, target=None):
         real = _target(fullname)
@@ -64,10 +69,10 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _AliasFinder())
 
-import nd  # noqa: E402
-from nd import autograd  # noqa: E402, F401
-from nd.backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402, F401
-from nd.errors import MXNetError  # noqa: E402, F401
+from hybridgraph import nd  # noqa: E402
+from hybridgraph.nd import autograd  # noqa: E402, F401
+from hybridgraph.nd.backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: E402, F401
+from hybridgraph.nd.errors import MXNetError  # noqa: E402, F401
 
 from . import context  # noqa: E402, F401
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as _np
 
-from nd.errors import MXNetError, NotImplementedForSymbol
+from hybridgraph.nd.errors import MXNetError, NotImplementedForSymbol
 
 __all__ = ["MXNetError", "NotImplementedForSymbol", "NotSupportedForSparseNDArray", "string_types",
            "numeric_types", "integer_types", "py_str", "mx_real_t", "data_dir", "data_dir_default",

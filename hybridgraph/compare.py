@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import numpy.testing as npt
 
-from nd import backend as _backend
-from nd.ndarray import NDArray
+from hybridgraph.nd import backend as _backend
+from hybridgraph.nd.ndarray import NDArray
 
 
 _FLOAT64 = np.dtype(np.float64)

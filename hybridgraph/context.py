@@ -1,2 +1,2 @@
 """`mx.context`: devices (MXNet's module of this name)."""
-from nd.backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401
+from hybridgraph.nd.backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus  # noqa: F401

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-import nd
-import symbol as _sym
-from nd import backend as _backend
-from nd.ndarray import NDArray
-from symbol import Symbol
+from hybridgraph import nd
+from hybridgraph import symbol as _sym
+from hybridgraph.nd import backend as _backend
+from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.symbol import Symbol
 from .compare import assert_almost_equal, default_context, default_numeric_eps, get_tolerance, get_tols
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from .base import mx_real_t
 

@@ -6,10 +6,10 @@ import logging
 from collections import namedtuple
 from typing import Any
 
-import nd
-import symbol as _sym
-from nd.backend import cpu
-from nd.serialization import atomic_write, save_tobuffer
+from hybridgraph import nd
+from hybridgraph import symbol as _sym
+from hybridgraph.nd.backend import cpu
+from hybridgraph.nd.serialization import atomic_write, save_tobuffer
 
 __all__ = ["BatchEndParam", "save_checkpoint", "load_checkpoint", "load_params"]
 

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import numpy.random as rnd
 
-import nd
-from nd import backend as _backend
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd import backend as _backend
+from hybridgraph.nd.ndarray import NDArray
 from .compare import default_context, default_dtype
 
 

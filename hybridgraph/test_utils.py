@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from nd import backend as _backend
-from symbol import Symbol
+from hybridgraph.nd import backend as _backend
+from hybridgraph.symbol import Symbol
 
 from .compare import (almost_equal, assert_allclose, assert_almost_equal, assert_almost_equal_ignore_nan,
                       assert_almost_equal_with_err, assert_exception, default_atols, default_context, default_dtype,

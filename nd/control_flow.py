@@ -82,7 +82,7 @@ def _any_symbolic(*values: Any) -> bool:
 
 def _symbolic():
     """symbol/control_flow.py, imported lazily (`nd` never imports `symbol` at load time)."""
-    from symbol import control_flow
+    from hybridgraph.symbol import control_flow
     return control_flow
 
 

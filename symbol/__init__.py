@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import types as _types
 
-import nd as _nd  # noqa: F401 - registers every operator
-from nd.arith import install_helpers as _install_helpers
-from nd.dispatch import OpNamespace
-from nd.frontend import install_sub_namespaces as _install_sub_namespaces
+from hybridgraph import nd as _nd  # noqa: F401 - registers every operator
+from hybridgraph.nd.arith import install_helpers as _install_helpers
+from hybridgraph.nd.dispatch import OpNamespace
+from hybridgraph.nd.frontend import install_sub_namespaces as _install_sub_namespaces
 
 from .frontend import install as _install, make_sym_function
 from .creation import arange, eye, full, linspace, ones, zeros

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from nd.control_flow import call_body, flatten, regroup, to_bool, to_int
-from nd.dispatch import OpNamespace
+from hybridgraph.nd.control_flow import call_body, flatten, regroup, to_bool, to_int
+from hybridgraph.nd.dispatch import OpNamespace
 
 from .frontend import make_sym_function
 from .symbol import Symbol

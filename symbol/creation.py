@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nd.backend import as_dtype
-from nd.registry import get_op
+from hybridgraph.nd.backend import as_dtype
+from hybridgraph.nd.registry import get_op
 
 from .symbol import Symbol, create
 

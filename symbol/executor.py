@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from nd.backend import Context, current_context, to_numpy
-from nd.errors import MXNetError
-from nd.ndarray import NDArray
-from nd.registry import shape_known
-from nd.writes import note_write
+from hybridgraph.nd.backend import Context, current_context, to_numpy
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.nd.registry import shape_known
+from hybridgraph.nd.writes import note_write
 
 from .infer import graph_shapes, graph_types
 from .plan.compiled import ExecutionError, Plan, lower, step_error

@@ -5,10 +5,10 @@ from __future__ import annotations
 import types
 from collections.abc import Callable
 
-from nd import dispatch
-from nd.dispatch import bind_call, op_docstring, op_signature
-from nd.frontend import install as install_functions
-from nd.registry import OpDef
+from hybridgraph.nd import dispatch
+from hybridgraph.nd.dispatch import bind_call, op_docstring, op_signature
+from hybridgraph.nd.frontend import install as install_functions
+from hybridgraph.nd.registry import OpDef
 
 from .symbol import Symbol, create
 

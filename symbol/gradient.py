@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
-from nd.errors import MXNetError
-from nd.registry import ZERO_GRAD, has_op
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.registry import ZERO_GRAD, has_op
 
 from . import naming
 from .graph import Entry, Node, topo_sort

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from nd.attrs import Attrs
-from nd.registry import OpDef
+from hybridgraph.nd.attrs import Attrs
+from hybridgraph.nd.registry import OpDef
 
 Entry = tuple  # (Node, int)
 

@@ -15,10 +15,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from nd.attrs import parse_shape
-from nd.backend import FLAG_TO_DTYPE, as_dtype
-from nd.errors import DTypeError, MXNetError, ShapeError
-from nd.registry import merge_shape, same_shape, same_type, shape_known
+from hybridgraph.nd.attrs import parse_shape
+from hybridgraph.nd.backend import FLAG_TO_DTYPE, as_dtype
+from hybridgraph.nd.errors import DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.registry import merge_shape, same_shape, same_type, shape_known
 
 from .graph import IndexedGraph, Node
 

@@ -16,9 +16,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from nd.attrs import Attrs, parse_int
-from nd.errors import AttrError, FormatError, MXNetError, OperatorNotFound
-from nd.registry import OpDef, get_op, has_op
+from hybridgraph.nd.attrs import Attrs, parse_int
+from hybridgraph.nd.errors import AttrError, FormatError, MXNetError, OperatorNotFound
+from hybridgraph.nd.registry import OpDef, get_op, has_op
 
 from .graph import Node
 from .naming import HIDDEN_KEYS

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nd.attrs import format_value
-from nd.backend import DTYPE_TO_FLAG, as_dtype
-from nd.errors import AttrError, MXNetError, NotImplementedForSymbol
-from nd.registry import OpDef, get_op
+from hybridgraph.nd.attrs import format_value
+from hybridgraph.nd.backend import DTYPE_TO_FLAG, as_dtype
+from hybridgraph.nd.errors import AttrError, MXNetError, NotImplementedForSymbol
+from hybridgraph.nd.registry import OpDef, get_op
 
 from .graph import IndexedGraph, Node, topo_sort
 from .naming import HIDDEN_KEYS, AttrScope, NameManager

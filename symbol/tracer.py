@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from nd.errors import NotImplementedForSymbol
-from nd.registry import merge_shape
+from hybridgraph.nd.errors import NotImplementedForSymbol
+from hybridgraph.nd.registry import merge_shape
 
 from .symbol import Symbol
 
@@ -150,7 +150,7 @@ class Tracer(Symbol):
 
     @property
     def context(self):
-        from nd.backend import current_context
+        from hybridgraph.nd.backend import current_context
         return current_context()
 
     ctx = context
@@ -185,7 +185,7 @@ class Tracer(Symbol):
     def __getitem__(self, key):
         if len(self._outputs) > 1 or isinstance(key, str):
             return Symbol.__getitem__(self, key)
-        from nd.indexing import getitem
+        from hybridgraph.nd.indexing import getitem
         return getitem(self, key)
 
     def __setitem__(self, key, value):
@@ -195,12 +195,12 @@ class Tracer(Symbol):
         return Symbol.astype(self, dtype)
 
     def copy(self) -> "Tracer":
-        from nd.registry import get_op
+        from hybridgraph.nd.registry import get_op
         from .symbol import create
         return create(get_op("_copy"), [self], {})
 
     def detach(self) -> "Tracer":
-        from nd.registry import get_op
+        from hybridgraph.nd.registry import get_op
         from .symbol import create
         return create(get_op("BlockGrad"), [self], {})
 
@@ -264,7 +264,7 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
         try:
             res = op.infer_shape(attrs, *shapes)
         except Exception as exc:  # noqa: BLE001 - re-raised with the user's location
-            from nd.errors import ShapeError
+            from hybridgraph.nd.errors import ShapeError
             raise ShapeError(f"{user_frame()}: {exc}") from exc
         if res is not None:
             ins, outs = res

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
-import nd
-from nd import autograd
-from nd.dispatch import invoke
-from nd.registry import get_op, has_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import invoke
+from hybridgraph.nd.registry import get_op, has_op
 
 # operators whose golden cases belong to later issues ([convnets], RNN layers)
 LATER = {"Convolution": "convnets", "Deconvolution": "convnets", "Pooling": "convnets",

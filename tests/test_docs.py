@@ -21,7 +21,7 @@ def test_operator_docs_are_fresh():
 
 
 def test_operator_docs_list_every_operator_with_attributes():
-    from nd.registry import all_ops
+    from hybridgraph.nd.registry import all_ops
     text = (ROOT / "docs" / "operators.md").read_text()
     for name in all_ops():
         assert f"| `{name}` |" in text

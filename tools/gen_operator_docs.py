@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import nd  # noqa: E402,F401 - registers every operator
-from nd.attrs import REQUIRED  # noqa: E402
-from nd.registry import all_ops  # noqa: E402
+from hybridgraph import nd  # noqa: E402,F401 - registers every operator
+from hybridgraph.nd.attrs import REQUIRED  # noqa: E402
+from hybridgraph.nd.registry import all_ops  # noqa: E402
 
 TARGET = ROOT / "docs" / "operators.md"
 

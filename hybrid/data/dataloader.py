@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from . import sampler as _sampler
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Callable
 
-from nd.ndarray import NDArray
+from hybridgraph.nd.ndarray import NDArray
 
 __all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
 

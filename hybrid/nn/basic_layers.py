@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-import nd
+from hybridgraph import nd
 
 from ..hybrid_block import HybridBlock
 from .activations import Activation

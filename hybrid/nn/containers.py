@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import nd
-import symbol as sym_module
+from hybridgraph import nd
+from hybridgraph import symbol as sym_module
 
 from ..block import Block, _indent
 from ..hybrid_block import HybridBlock

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import nd
-import symbol
-from symbol import Symbol
-from symbol.tracer import Tracer
+from hybridgraph import nd
+from hybridgraph import symbol
+from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.tracer import Tracer
 
 from ..block import Block
 from ..hybrid_block import HybridBlock

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-import symbol
+from hybridgraph import symbol
 
 from ..block import _indent
 from .cell_base import (HybridRecurrentCell, RecurrentCell, _TENSOR_TYPES, _cells_begin_state, _cells_state_info,

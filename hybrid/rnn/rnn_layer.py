@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import nd
-import symbol
-from symbol import Symbol
-from symbol.tracer import Tracer
+from hybridgraph import nd
+from hybridgraph import symbol
+from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.tracer import Tracer
 
 from ..hybrid_block import HybridBlock
 from ..parameter import Parameter

@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from hybrid import metric
-from hybrid.initializer import Uniform
-from nd.backend import cpu
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.gluon import metric
+from hybridgraph.gluon.initializer import Uniform
+from hybridgraph.nd.backend import cpu
+from hybridgraph.nd.ndarray import NDArray
 
 from ..base import _as_list
 from ..io import DataBatch, DataDesc, DataIter

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-import nd
-import symbol as _sym
-from symbol.naming import NameManager
+from hybridgraph import nd
+from hybridgraph import symbol as _sym
+from hybridgraph.symbol.naming import NameManager
 
 from ..model import load_params
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-import nd
-from nd.ndarray import NDArray
+from hybridgraph import nd
+from hybridgraph.nd.ndarray import NDArray
 
 from ..io import DataDesc
 

@@ -6,10 +6,10 @@ import logging
 import warnings
 from typing import Any
 
-import nd
-from hybrid import optimizer as opt
-from hybrid.initializer import InitDesc
-from nd.backend import Context, cpu
+from hybridgraph import nd
+from hybridgraph.gluon import optimizer as opt
+from hybridgraph.gluon.initializer import InitDesc
+from hybridgraph.nd.backend import Context, cpu
 
 from ..io import DataBatch, DataDesc
 from ..model import load_checkpoint

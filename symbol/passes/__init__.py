@@ -37,7 +37,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError
 
 from ..graph import Entry, IndexedGraph, topo_sort
 
@@ -130,7 +130,7 @@ class PassContext:
 
     def _entry_table(self, heads: Sequence[Entry], key: str) -> dict:
         from ..infer import graph_shapes, graph_types
-        from nd.registry import shape_known
+        from hybridgraph.nd.registry import shape_known
         graph = IndexedGraph(heads)
         convert = tuple if key == "shapes" else np.dtype
         known = self._known(key, convert)

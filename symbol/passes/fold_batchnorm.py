@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError
 
 from ..graph import Entry, Node
 from . import PassContext, register_pass

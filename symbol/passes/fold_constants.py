@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nd.backend import DTYPE_TO_FLAG
+from hybridgraph.nd.backend import DTYPE_TO_FLAG
 
 from ..graph import Entry, Node, topo_sort
 from ..infer import is_open_creation

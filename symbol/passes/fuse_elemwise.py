@@ -18,8 +18,8 @@ rules (nd/ops/fused.py), so the pass is valid for training graphs too.
 """
 from __future__ import annotations
 
-from nd.ops.fused import encode_program
-from nd.registry import get_op, same_shape, same_type
+from hybridgraph.nd.ops.fused import encode_program
+from hybridgraph.nd.registry import get_op, same_shape, same_type
 
 from ..graph import Entry, Node, topo_sort
 from . import PassContext, register_pass

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nd.attrs import Attrs
-from nd.errors import MXNetError
-from nd.registry import OpDef
+from hybridgraph.nd.attrs import Attrs
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.registry import OpDef
 
 from ..graph import Entry, IndexedGraph, Node, topo_sort
 

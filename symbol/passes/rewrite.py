@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from nd.attrs import Attrs
-from nd.registry import OpDef
+from hybridgraph.nd.attrs import Attrs
+from hybridgraph.nd.registry import OpDef
 
 from ..graph import Entry, Node, topo_sort
 

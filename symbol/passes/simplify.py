@@ -18,7 +18,7 @@ see: in training, Dropout (p > 0) and BlockGrad stay.
 """
 from __future__ import annotations
 
-from nd.registry import get_op
+from hybridgraph.nd.registry import get_op
 
 from ..graph import Entry, Node
 from . import PassContext, register_pass

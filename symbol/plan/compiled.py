@@ -47,8 +47,8 @@ from operator import attrgetter, is_
 
 import numpy as np
 
-from nd.backend import Context
-from nd.errors import MXNetError
+from hybridgraph.nd.backend import Context
+from hybridgraph.nd.errors import MXNetError
 
 from ..graph import Entry, Node, topo_sort
 from .calibration import Calibration, dead_after

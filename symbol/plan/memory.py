@@ -33,7 +33,7 @@ import bisect
 from dataclasses import dataclass, field
 from collections.abc import Iterable
 
-from nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError
 
 from .schedule import Schedule
 

@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from nd.attrs import Attrs
-from nd.errors import MXNetError
-from nd.registry import OpDef, shape_known
+from hybridgraph.nd.attrs import Attrs
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.registry import OpDef, shape_known
 
 from ..gradient import build_backward
 from ..graph import Entry, IndexedGraph, Node, topo_sort

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import hybridgraph as mx
-import nd
-import symbol as sym
+from hybridgraph import nd
+from hybridgraph import symbol as sym
 from hybridgraph import base, model
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import hybridgraph as mx
-import nd
-import symbol as sym
-from hybrid import metric
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.gluon import metric
 from hybridgraph import callback
 from hybridgraph.model import BatchEndParam, load_checkpoint
 

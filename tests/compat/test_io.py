@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hybridgraph as mx
-import nd
+from hybridgraph import nd
 from hybridgraph.io import DataBatch, DataDesc, DataIter, NDArrayIter, PrefetchingIter, ResizeIter
 
 from ._helpers import both

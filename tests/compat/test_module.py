@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 import hybridgraph as mx
-import nd
-import symbol as sym
-from hybrid import metric
-from hybrid.symbol_block import SymbolBlock
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.gluon import metric
+from hybridgraph.gluon.symbol_block import SymbolBlock
 from hybridgraph.io import DataBatch, NDArrayIter
 from hybridgraph.module import BucketingModule, Module
 

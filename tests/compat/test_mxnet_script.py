@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-import nd
+from hybridgraph import nd
 
 from ._helpers import both, run_script
 from .mlp_script import SCRIPT

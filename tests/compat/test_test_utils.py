@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import hybridgraph as mx
-import nd
-import symbol as sym
+from hybridgraph import nd
+from hybridgraph import symbol as sym
 from hybridgraph import test_utils as tu
-from nd import registry
-from nd.registry import OpDef, same_shape
+from hybridgraph.nd import registry
+from hybridgraph.nd.registry import OpDef, same_shape
 
 
 # -- tolerances and dtypes ------------------------------------------------------------------

@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from hybrid import nn
-from hybrid.hybrid_block import HybridBlock
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import nn
+from hybridgraph.gluon.hybrid_block import HybridBlock
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
 
 from . import _gluon_ref as ref
 

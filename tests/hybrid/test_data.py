@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from hybrid import data as gdata, utils
+from hybridgraph import nd
+from hybridgraph.gluon import data as gdata, utils
 
 
 def test_array_dataset_and_simple_dataset():

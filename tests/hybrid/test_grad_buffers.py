@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-from hybrid import nn
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import nn
+from hybridgraph.nd import autograd
 
 
 def _net(hybridize: bool, static_alloc: bool = False) -> nn.HybridSequential:

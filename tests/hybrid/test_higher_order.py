@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-from hybrid import nn
-from nd import autograd
-from nd.errors import AutogradError
+from hybridgraph import nd
+from hybridgraph.gluon import nn
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AutogradError
 
 
 def _net(hybridize: bool, *extra) -> nn.HybridSequential:

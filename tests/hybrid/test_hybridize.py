@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from hybrid import HybridBlock, nn
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
-from nd.errors import MXNetError
-from symbol.tracer import TraceError, Tracer
+from hybridgraph import nd
+from hybridgraph.gluon import HybridBlock, nn
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.symbol.tracer import TraceError, Tracer
 
 
 def _rand(*shape: int, seed: int = 0, dtype: Any = np.float32) -> nd.NDArray:
@@ -566,7 +566,7 @@ def test_export_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     net.export(str(tmp_path / "m"))
     before = {f: (tmp_path / f).read_bytes() for f in os.listdir(tmp_path)}
 
-    import nd.serialization as ser
+    import hybridgraph.nd.serialization as ser
 
     def broken(*_a, **_k):
         raise OSError("disk full")

@@ -12,12 +12,12 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-import nd
-from hybrid import HybridBlock, nn
-from hybrid.cached_graph import FOLD_YOUNG, CachedGraph
-from hybrid.trainer import Trainer
-from nd import autograd
-from nd import writes
+from hybridgraph import nd
+from hybridgraph.gluon import HybridBlock, nn
+from hybridgraph.gluon.cached_graph import FOLD_YOUNG, CachedGraph
+from hybridgraph.gluon.trainer import Trainer
+from hybridgraph.nd import autograd
+from hybridgraph.nd import writes
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -195,11 +195,11 @@ def test_training_updates_of_moving_stats_are_seen_by_inference(interpret, monke
     net = _make(ResBlock, x)
     net.hybridize()
     before = net(x).asnumpy()
-    monkeypatch.setattr("hybrid.cached_graph.INTERPRET", interpret)
+    monkeypatch.setattr("hybridgraph.gluon.cached_graph.INTERPRET", interpret)
     with autograd.record():
         loss = net(_rand(2, 4, 6, 6, seed=5) * 3 + 1).sum()
     loss.backward()
-    monkeypatch.setattr("hybrid.cached_graph.INTERPRET", False)
+    monkeypatch.setattr("hybridgraph.gluon.cached_graph.INTERPRET", False)
     got = net(x).asnumpy()
     want = _eager(net, ResBlock, x)
     assert not np.allclose(want, before)

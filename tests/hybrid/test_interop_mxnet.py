@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import SymbolBlock, initializer, nn
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import SymbolBlock, initializer, nn
+from hybridgraph.nd import autograd
 
 INTEROP = Path(__file__).resolve().parent.parent / "data" / "interop"
 sys.path.insert(0, str(INTEROP))

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from hybrid import nn
-from hybrid.hybrid_block import HybridBlock
-from hybrid.parameter import DeferredInitializationError
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import nn
+from hybridgraph.gluon.hybrid_block import HybridBlock
+from hybridgraph.gluon.parameter import DeferredInitializationError
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
 
 from . import _gluon_ref as ref
 
@@ -172,7 +172,7 @@ def test_dropout_zero_rate_is_a_copy_node():
 
 
 def _op_nodes(block):
-    from symbol.graph import IndexedGraph
+    from hybridgraph.symbol.graph import IndexedGraph
     return [n for n in IndexedGraph(block._last_trace.symbol._outputs).nodes if n.op is not None]
 
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from hybrid import loss
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import loss
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
 
 from . import _gluon_ref as ref
 

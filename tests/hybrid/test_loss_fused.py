@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import nd
-from hybrid import loss
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import loss
+from hybridgraph.nd import autograd
 
 
 def _chain(x, y, axis):

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import metric
+from hybridgraph import nd
+from hybridgraph.gluon import metric
 
 REF = np.load(Path(__file__).resolve().parent.parent / "data" / "metric_ref.npz")
 CASES = json.loads(str(REF["cases"]))

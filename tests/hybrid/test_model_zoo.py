@@ -28,12 +28,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import SymbolBlock
-from hybrid.model_zoo import model_store, vision
-from hybrid.tracing import trace_block
-from symbol.json_io import save as save_json
-from symbol.naming import NameManager
+from hybridgraph import nd
+from hybridgraph.gluon import SymbolBlock
+from hybridgraph.gluon.model_zoo import model_store, vision
+from hybridgraph.gluon.tracing import trace_block
+from hybridgraph.symbol.json_io import save as save_json
+from hybridgraph.symbol.naming import NameManager
 
 REF_DIR = Path(__file__).resolve().parent.parent / "data" / "model_zoo"
 GEN_SCRIPT = REF_DIR.parent / "gen_model_zoo_ref.py"

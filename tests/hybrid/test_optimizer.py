@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import lr_scheduler, optimizer as opt
-from hybrid.parameter import Parameter
+from hybridgraph import nd
+from hybridgraph.gluon import lr_scheduler, optimizer as opt
+from hybridgraph.gluon.parameter import Parameter
 
 REF = np.load(Path(__file__).resolve().parent.parent / "data" / "optimizer_ref.npz")
 CONFIGS = json.loads(str(REF["configs"]))

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import Block, DeferredInitializationError, HybridBlock, nn
-from hybrid.parameter import Parameter
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import Block, DeferredInitializationError, HybridBlock, nn
+from hybridgraph.gluon.parameter import Parameter
+from hybridgraph.nd import autograd
 
 INTEROP = Path(__file__).resolve().parent.parent / "data" / "interop"
 sys.path.insert(0, str(INTEROP))

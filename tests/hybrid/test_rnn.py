@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-import nd
-from hybrid import HybridBlock, SymbolBlock, nn, rnn
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import HybridBlock, SymbolBlock, nn, rnn
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
 from tests.conftest import GOLDEN
 
 MODELS = GOLDEN / "mxnet"

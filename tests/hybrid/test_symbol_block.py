@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-import symbol as sym
-from hybrid import SymbolBlock, nn
-from nd import autograd
-from nd.errors import MXNetError
-from nd.registry import has_op
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.gluon import SymbolBlock, nn
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.registry import has_op
 from tests.conftest import GOLDEN
 
 MODELS = GOLDEN / "mxnet"

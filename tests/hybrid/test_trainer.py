@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from nd import autograd
-from hybrid import lr_scheduler, nn, optimizer as opt
-from hybrid.parameter import Parameter
-from hybrid.trainer import Trainer
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.gluon import lr_scheduler, nn, optimizer as opt
+from hybridgraph.gluon.parameter import Parameter
+from hybridgraph.gluon.trainer import Trainer
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 REF = np.load(DATA / "trainer_ref.npz")

@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-from hybrid import SymbolBlock, initializer as init, loss, nn
-from hybrid.data import ArrayDataset, DataLoader
-from hybrid.metric import Accuracy
-from hybrid.trainer import Trainer
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.gluon import SymbolBlock, initializer as init, loss, nn
+from hybridgraph.gluon.data import ArrayDataset, DataLoader
+from hybridgraph.gluon.metric import Accuracy
+from hybridgraph.gluon.trainer import Trainer
+from hybridgraph.nd import autograd
 
 EPOCHS = {"mlp": 8, "cnn": 8}
 BATCH = 32

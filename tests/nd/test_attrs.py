@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from nd.attrs import Attr, AttrSchema, format_value, parse_bool, parse_float, parse_int, parse_shape
-from nd.errors import AttrError
-from nd.registry import all_ops, get_op
+from hybridgraph.nd.attrs import Attr, AttrSchema, format_value, parse_bool, parse_float, parse_int, parse_shape
+from hybridgraph.nd.errors import AttrError
+from hybridgraph.nd.registry import all_ops, get_op
 
 
 @given(st.integers(-10**12, 10**12))

@@ -7,9 +7,9 @@ import threading
 import numpy as np
 import pytest
 
-import nd
-from nd import autograd
-from nd.errors import AutogradError
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AutogradError
 
 
 def test_scopes_and_flags():

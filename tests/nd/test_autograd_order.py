@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.nd import autograd
 
 # (name, arity, numpy function, hybridgraph function): smooth on the values drawn below
 _OPS = [

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import nd
-from nd import autograd
+from hybridgraph import nd
+from hybridgraph.nd import autograd
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 sys.path.insert(0, DATA)
@@ -243,7 +243,7 @@ def test_while_loop_body_errors():
 
 
 def test_contrib_namespace_has_the_functions():
-    from nd import control_flow
+    from hybridgraph.nd import control_flow
     assert nd.contrib.cond is control_flow.cond
     assert nd.contrib.foreach is control_flow.foreach
     assert nd.contrib.while_loop is control_flow.while_loop

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nd.ops import blas, conv_kernels as ck, winograd
+from hybridgraph.nd.ops import blas, conv_kernels as ck, winograd
 from tests.nd.specs.conv import conv_ref
 
 

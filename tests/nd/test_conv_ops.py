@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-from nd import autograd
-from nd.dispatch import parse_cached
-from nd.errors import AttrError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import parse_cached
+from hybridgraph.nd.errors import AttrError, ShapeError
+from hybridgraph.nd.registry import get_op
 from tests.nd.specs.conv import conv_ref, deconv_ref
 
 RNG = np.random.default_rng(0)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-from nd.ops import conv_kernels as ck, depthwise as dw
+from hybridgraph.nd.ops import conv_kernels as ck, depthwise as dw
 from tests.nd.specs.conv import conv_ref
 
 

@@ -21,6 +21,6 @@ def test_golden_case_eager(case, golden):
 
 def test_every_golden_operator_of_nd_is_registered(golden):
     """Acceptance [nd] 1: none of the issue's operators is skipped."""
-    from nd.registry import has_op
+    from hybridgraph.nd.registry import has_op
     missing = sorted({c["op"] for c in load_cases(golden) if c["op"] not in LATER and not has_op(c["op"])})
     assert not missing, f"operators with golden cases but no declaration: {missing}"

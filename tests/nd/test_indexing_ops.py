@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from nd import autograd
-from nd.errors import AttrError, DTypeError, MXNetError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AttrError, DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.registry import get_op
 
 
 def _a():
@@ -126,7 +126,7 @@ def test_embedding_infers_weight_and_checks_it():
 
 
 def test_embedding_symbol_creates_weight():
-    import symbol as sym
+    from hybridgraph import symbol as sym
     e = sym.Embedding(sym.var("data"), input_dim=6, output_dim=3, name="emb")
     assert e.list_arguments() == ["data", "emb_weight"]
     assert e.infer_shape(data=(2, 5))[0] == [(2, 5), (6, 3)]
@@ -335,7 +335,7 @@ def test_sequence_ops_reject_rank_one():
 # -- symbolic use --------------------------------------------------------------------------
 
 def test_take_gradient_through_an_executor():
-    import symbol as sym
+    from hybridgraph import symbol as sym
     t = sym.take(sym.var("w"), sym.var("i"))
     ex = t.simple_bind(nd.cpu(), w=(4, 3), i=(5,), type_dict={"i": "int32"},
                        grad_req={"w": "write", "i": "null"})
@@ -349,7 +349,7 @@ def test_scatter_add_without_ufunc_at_matches_numpy():
     """The fallback for array modules whose ufuncs lack `.at` accumulates the same way."""
     import types
 
-    from nd.ops.indexing_ops import scatter_add
+    from hybridgraph.nd.ops.indexing_ops import scatter_add
     shim = types.SimpleNamespace(add=types.SimpleNamespace(), arange=np.arange)
     idx = np.array([0, 2, 2, 1, 2])
     vals = np.random.default_rng(0).standard_normal((5, 2, 3))

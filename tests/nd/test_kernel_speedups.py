@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import nd
-import symbol as S  # noqa: N812
-from nd.dispatch import invoke, parse_cached, run_eager
-from nd.errors import ShapeError
-from nd.ops import fused, optim
-from nd.registry import get_op
-from symbol.plan import compile_graph
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.nd.dispatch import invoke, parse_cached, run_eager
+from hybridgraph.nd.errors import ShapeError
+from hybridgraph.nd.ops import fused, optim
+from hybridgraph.nd.registry import get_op
+from hybridgraph.symbol.plan import compile_graph
 from tests.nd.specs.nn import _fc_case, fc_data_grad_ref, fc_ref, fc_weight_grad_ref
 from tests.op_specs import arr
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from nd import autograd
-from nd.errors import AttrError, DTypeError, MXNetError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AttrError, DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.registry import get_op
 
 
 def _shapes(name, attrs, *shapes):
@@ -258,14 +258,14 @@ def test_inverse_second_order_gradient(n, seed):
 # -- names and symbolic use ---------------------------------------------------------------------
 
 def test_linalg_aliases_and_output_names():
-    import symbol as sym
+    from hybridgraph import symbol as sym
     for short in ("gemm", "gemm2", "potrf", "trsm", "syrk", "det", "inverse", "sumlogdiag"):
         assert get_op("linalg_" + short) is get_op("_linalg_" + short)
     assert sym.linalg_det(sym.var("a"), name="det0").list_outputs() == ["det0_output0"]
 
 
 def test_dot_gradient_through_an_executor():
-    import symbol as sym
+    from hybridgraph import symbol as sym
     y = sym.dot(sym.var("a"), sym.var("b"), transpose_b=True)
     ex = y.simple_bind(nd.cpu(), a=(2, 3, 4), b=(5, 4))
     A, B = _rand(2, 3, 4), _rand(5, 4, seed=1)

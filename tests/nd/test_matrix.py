@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import nd
-import symbol as sym
-from nd import autograd
-from nd.errors import AttrError, DTypeError, MXNetError, ShapeError
-from nd.ops.matrix import infer_reshape
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AttrError, DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.ops.matrix import infer_reshape
+from hybridgraph.nd.registry import get_op
 from tests.conftest import find_mxnet_python
 
 _FOUND = find_mxnet_python()

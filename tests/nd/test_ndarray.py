@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, strategies as st
 from hypothesis.extra import numpy as hnp
 
-import nd
-from nd.errors import MXNetError, ShapeError
+from hybridgraph import nd
+from hybridgraph.nd.errors import MXNetError, ShapeError
 
 
 def test_creation_functions_and_default_dtype():

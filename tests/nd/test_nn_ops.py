@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from nd import autograd, rng
-from nd.dispatch import invoke
-from nd.errors import AttrError, DTypeError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd, rng
+from hybridgraph.nd.dispatch import invoke
+from hybridgraph.nd.errors import AttrError, DTypeError, ShapeError
+from hybridgraph.nd.registry import get_op
 from tests.nd.specs.nn import so_backward_ref, softmax_ref
 
 R = np.random.default_rng(7)

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from nd import autograd
-from nd.dispatch import invoke
-from nd.errors import AttrError, AutogradError, DTypeError, MXNetError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import invoke
+from hybridgraph.nd.errors import AttrError, AutogradError, DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.registry import get_op
 from tests.nd.specs.norm import (ref_batch_norm, ref_group_norm, ref_instance_norm, ref_l2_normalization,
                                  ref_layer_norm, ref_lrn, ref_moments)
 from tests.op_specs import arr, shapes

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-from nd import autograd
-from nd.dispatch import invoke, parse_cached
-from nd.registry import ZERO_GRAD, all_ops, get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import invoke, parse_cached
+from hybridgraph.nd.registry import ZERO_GRAD, all_ops, get_op
 from tests.nd.specs import all_specs
 
 SPECS = all_specs()

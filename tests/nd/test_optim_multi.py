@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-from hybrid.optimizer import SGD, Updater
-from nd.dispatch import parse_cached
-from nd.errors import AttrError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.gluon.optimizer import SGD, Updater
+from hybridgraph.nd.dispatch import parse_cached
+from hybridgraph.nd.errors import AttrError, ShapeError
+from hybridgraph.nd.registry import get_op
 
 
 def _weights():

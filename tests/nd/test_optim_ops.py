@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from nd import autograd
-from nd.errors import AttrError, AutogradError, DTypeError, ShapeError
-from nd.registry import get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AttrError, AutogradError, DTypeError, ShapeError
+from hybridgraph.nd.registry import get_op
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 REF = json.loads((DATA / "optim_ref.json").read_text())

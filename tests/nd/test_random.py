@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from nd import autograd, rng
-from nd import random as rnd
-from nd.errors import AttrError, DTypeError, ShapeError
-from nd.registry import all_ops, get_op
+from hybridgraph import nd
+from hybridgraph.nd import autograd, rng
+from hybridgraph.nd import random as rnd
+from hybridgraph.nd.errors import AttrError, DTypeError, ShapeError
+from hybridgraph.nd.registry import all_ops, get_op
 
 DRAWS = {
     "uniform": lambda **kw: rnd.uniform(-1, 3, **kw),

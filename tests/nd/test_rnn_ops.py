@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import nd
-import symbol as sym
-from nd import autograd
-from nd.errors import AttrError, ShapeError
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import AttrError, ShapeError
 from tests.nd.specs.rnn import param_size, rnn_case, rnn_ref
 
 DATA = Path(__file__).resolve().parent.parent / "data"

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-from nd import serialization as ser
-from nd.errors import FormatError
+from hybridgraph import nd
+from hybridgraph.nd import serialization as ser
+from hybridgraph.nd.errors import FormatError
 from tests.conftest import GOLDEN
 
 FMT = "mxnet-format"

@@ -9,9 +9,9 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-import symbol as S  # noqa: N812 - short like mx.sym
-from symbol.plan import compile_graph, compiled as compiled_mod
-from symbol.plan.calibration import dead_after
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.symbol.plan import compile_graph, compiled as compiled_mod
+from hybridgraph.symbol.plan.calibration import dead_after
 
 DEPTH = 12
 SHAPE = (4, 8, 32, 32)

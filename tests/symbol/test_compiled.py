@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-import symbol as S  # noqa: N812 - short like mx.sym
-from nd import autograd
-from nd.registry import get_op, has_op
-from symbol.executor import ExecutionError, executor_options
-from symbol.plan import compile_graph, compiled as compiled_mod, validate_plan
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.nd import autograd
+from hybridgraph.nd.registry import get_op, has_op
+from hybridgraph.symbol.executor import ExecutionError, executor_options
+from hybridgraph.symbol.plan import compile_graph, compiled as compiled_mod, validate_plan
 from tests.conftest import GOLDEN
 from tests.golden_ops import case_arrays, load_cases, skip_reason
 from tests.symbol.test_plan_memory import build_graph, graph_specs, symbol_of
@@ -23,7 +23,7 @@ from tests.symbol.test_plan_memory import build_graph, graph_specs, symbol_of
 CASES = load_cases(GOLDEN) if GOLDEN.is_dir() else []
 
 try:
-    from symbol import passes as _passes  # noqa: F401 - only whether the package imports
+    from hybridgraph.symbol import passes as _passes  # noqa: F401 - only whether the package imports
     HAVE_PASSES = True
 except ImportError:
     HAVE_PASSES = False
@@ -152,7 +152,7 @@ def test_random_graphs_inference_and_mirror(spec, seed):
 # -- golden per-op cases: the compiled code gives what the step-by-step run gives --------------
 
 def _bind_case(case: dict, arrays: dict):
-    from symbol.json_io import load_json
+    from hybridgraph.symbol.json_io import load_json
     sym = load_json(case["symbol_json"])
     args, grads, reqs, aux = {}, {}, {}, {}
     for spec in case["inputs"]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import symbol as S  # noqa: N812
-from symbol.plan import compile_graph
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.symbol.plan import compile_graph
 
 
 def _graph():

@@ -13,13 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import nd
-import symbol as sym
-from hybrid import nn
-from hybrid.hybrid_block import HybridBlock
-from hybrid.testing import check_hybrid_consistency
-from nd import autograd
-from symbol.tracer import TraceError
+from hybridgraph import nd
+from hybridgraph import symbol as sym
+from hybridgraph.gluon import nn
+from hybridgraph.gluon.hybrid_block import HybridBlock
+from hybridgraph.gluon.testing import check_hybrid_consistency
+from hybridgraph.nd import autograd
+from hybridgraph.symbol.tracer import TraceError
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data")
 sys.path.insert(0, DATA)
@@ -218,7 +218,7 @@ def test_cond_nested_in_foreach_consistency():
 
 
 def test_exported_cond_block_loads_back(tmp_path):
-    from hybrid.symbol_block import SymbolBlock
+    from hybridgraph.gluon.symbol_block import SymbolBlock
     net = GatedDense()
     net.initialize()
     net.hybridize()
@@ -361,7 +361,7 @@ def test_symbol_functions_reject_ndarrays_clearly():
 
 
 def test_contrib_namespace_has_the_functions():
-    from symbol import control_flow
+    from hybridgraph.symbol import control_flow
     assert sym.contrib.cond is control_flow.cond
     assert sym.contrib.foreach is control_flow.foreach
     assert sym.contrib.while_loop is control_flow.while_loop

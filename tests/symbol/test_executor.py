@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 
-import nd
-import symbol as S  # noqa: N812 - short like mx.sym
-from nd import autograd
-from nd.errors import MXNetError, ShapeError
-from nd.registry import get_op, has_op
-from symbol.executor import ExecutionError
-from symbol.symbol import create, var
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import MXNetError, ShapeError
+from hybridgraph.nd.registry import get_op, has_op
+from hybridgraph.symbol.executor import ExecutionError
+from hybridgraph.symbol.symbol import create, var
 from tests.conftest import GOLDEN
 from tests.golden_ops import case_arrays, check_case, load_cases, run_eager, skip_reason
 
@@ -290,7 +290,7 @@ def test_monitor_callback_sees_every_node():
 
 def _case_symbol(case: dict):
     try:
-        from symbol.json_io import load_json
+        from hybridgraph.symbol.json_io import load_json
     except ImportError:
         return create(get_op(case["op"]), [var(i["name"]) for i in case["inputs"]], dict(case["attrs"]), name="op")
     return load_json(case["symbol_json"])
@@ -347,8 +347,8 @@ MANIFEST = (json.loads((GOLDEN / "mxnet" / "manifest.json").read_text())["models
 
 def _load_model(golden, name: str):
     try:
-        from nd.serialization import load
-        from symbol.json_io import load as load_symbol
+        from hybridgraph.nd.serialization import load
+        from hybridgraph.symbol.json_io import load as load_symbol
     except ImportError as exc:
         pytest.skip(f"model loading needs nd.serialization and symbol.json_io: {exc}")
     sym = load_symbol(golden / "mxnet" / f"{name}-symbol.json")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import nd
-import symbol as S  # noqa: N812
-from nd.writes import Watch
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.nd.writes import Watch
 
 
 def _bn_net():

@@ -7,12 +7,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-import symbol as S  # noqa: N812 - short like mx.sym
-from nd import autograd
-from nd.errors import MXNetError
-from nd.registry import get_op, has_op
-from symbol.gradient import build_backward
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.registry import get_op, has_op
+from hybridgraph.symbol.gradient import build_backward
 from tests.symbol.test_infer import SHAPES, build, programs
 
 

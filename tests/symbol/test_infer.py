@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import nd
-import symbol as S  # noqa: N812 - short like mx.sym
-from nd.errors import DTypeError, MXNetError, ShapeError
-from nd.registry import has_op
-from symbol.infer import graph_shapes, infer_attr, shape_rule
-from nd.registry import merge_shape
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.nd.errors import DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.registry import has_op
+from hybridgraph.symbol.infer import graph_shapes, infer_attr, shape_rule
+from hybridgraph.nd.registry import merge_shape
 
 
 def needs(*ops: str) -> None:

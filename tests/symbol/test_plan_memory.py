@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import nd
-import symbol as S  # noqa: N812 - short like mx.sym
-from nd.registry import get_op, has_op
-from symbol.plan import PlanError, lower, plan_memory, validate_plan
-from symbol.plan.mirror import mirror_schedule
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - short like mx.sym
+from hybridgraph.nd.registry import get_op, has_op
+from hybridgraph.symbol.plan import PlanError, lower, plan_memory, validate_plan
+from hybridgraph.symbol.plan.mirror import mirror_schedule
 from tests.conftest import GOLDEN
 
 REF = Path(__file__).resolve().parent.parent / "data" / "plan_memory_ref.json"
@@ -278,7 +278,7 @@ def _golden_model(name: str, batch: int | None = None):
     missing = sorted(o for o in manifest["ops"] if not has_op(o))
     if missing:
         pytest.skip(f"{name} uses operators not registered yet: {missing}")
-    from symbol.json_io import load as load_symbol
+    from hybridgraph.symbol.json_io import load as load_symbol
     sym = load_symbol(GOLDEN / "mxnet" / f"{name}-symbol.json")
     with np.load(GOLDEN / "mxnet" / f"{name}-io.npz") as f:
         shapes = {k: f[k].shape for k in f.files if k in sym.list_arguments()}

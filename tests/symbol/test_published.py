@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-import symbol as sym
+from hybridgraph import nd
+from hybridgraph import symbol as sym
 
 CASES = [  # (graph, params, io file, extra inputs)
     ("pangyupo_mtcnn_det1-symbol.json", "pangyupo_mtcnn_det1-0001.params", "mtcnn_det1-io.npz"),

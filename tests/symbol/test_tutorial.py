@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import nd
-import symbol as S  # noqa: N812 - the tutorial's mx.sym
-from nd.registry import has_op
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812 - the tutorial's mx.sym
+from hybridgraph.nd.registry import has_op
 
 
 @pytest.fixture(autouse=True)
@@ -364,5 +364,5 @@ def test_lenet_trains_and_saves(tmp_path):
                 exe.arg_dict[name][:] -= 0.1 / 8 * exe.grad_dict[name]
     assert losses[-1] < losses[0]
     net.save(str(tmp_path / "lenet-symbol.json"))
-    from symbol.json_io import load
+    from hybridgraph.symbol.json_io import load
     assert getattr(S, "load", load)(str(tmp_path / "lenet-symbol.json")).tojson() == net.tojson()

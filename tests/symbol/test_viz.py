@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import symbol as sym
-from symbol import viz
+from hybridgraph import symbol as sym
+from hybridgraph.symbol import viz
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from nd.ops import elemwise as ew
+from hybridgraph.nd.ops import elemwise as ew
 from tests.op_specs import OpSpec, arr, shapes
 
 # unary: name -> (numpy reference, input low, high, kink to keep away from, differentiable)

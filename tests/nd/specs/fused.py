@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from nd.ops.fused import encode_program
+from hybridgraph.nd.ops.fused import encode_program
 from tests.op_specs import OpSpec, arr, shapes
 
 # program -> (input shapes from one drawn shape, numpy reference)

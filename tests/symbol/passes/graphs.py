@@ -5,10 +5,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import nd
-from symbol.graph import Entry, topo_sort
-from symbol.json_io import tojson
-from symbol.symbol import Symbol
+from hybridgraph import nd
+from hybridgraph.symbol.graph import Entry, topo_sort
+from hybridgraph.symbol.json_io import tojson
+from hybridgraph.symbol.symbol import Symbol
 
 
 def heads_of(sym: Symbol) -> list[Entry]:

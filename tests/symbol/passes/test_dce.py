@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import symbol as S  # noqa: N812
-from symbol.graph import topo_sort
-from symbol.passes import apply_passes
-from symbol.passes.rewrite import clone
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.symbol.graph import topo_sort
+from hybridgraph.symbol.passes import apply_passes
+from hybridgraph.symbol.passes.rewrite import clone
 
 from .graphs import heads_of, json_of, run
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import symbol as S  # noqa: N812
-from symbol.passes import PassContext, PassError, apply_passes
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.symbol.passes import PassContext, PassError, apply_passes
 
 from .graphs import assert_same_outputs, heads_of, ops_of, run
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import symbol as S  # noqa: N812
-from symbol.graph import topo_sort
-from symbol.passes import PassContext, apply_passes
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.symbol.graph import topo_sort
+from hybridgraph.symbol.passes import PassContext, apply_passes
 
 from .graphs import assert_same_outputs, heads_of, json_of, ops_of, run
 

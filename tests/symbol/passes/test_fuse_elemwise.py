@@ -6,13 +6,13 @@ import json
 import numpy as np
 import pytest
 
-import nd
-import symbol as S  # noqa: N812
-from nd import autograd
-from nd.backend import num_gpus
-from nd.ops.fused import cuda_source, parse_program
-from symbol.json_io import tojson
-from symbol.passes import apply_passes, optimize
+from hybridgraph import nd
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.nd import autograd
+from hybridgraph.nd.backend import num_gpus
+from hybridgraph.nd.ops.fused import cuda_source, parse_program
+from hybridgraph.symbol.json_io import tojson
+from hybridgraph.symbol.passes import apply_passes, optimize
 
 from .graphs import assert_same_outputs, heads_of, ops_of, run, run_grads
 

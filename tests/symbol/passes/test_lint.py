@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-import symbol as S  # noqa: N812
-from nd.registry import get_op
-from symbol.graph import Node
-from symbol.passes.lint import LintError, lint
-from symbol.passes.rewrite import clone
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.nd.registry import get_op
+from hybridgraph.symbol.graph import Node
+from hybridgraph.symbol.passes.lint import LintError, lint
+from hybridgraph.symbol.passes.rewrite import clone
 
 from .graphs import heads_of
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import symbol as S  # noqa: N812
-from nd.registry import get_op
-from symbol.graph import Node
-from symbol.passes import (DEFAULT_INFERENCE, DEFAULT_TRAINING, PassContext, PassError, apply_passes,
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.nd.registry import get_op
+from hybridgraph.symbol.graph import Node
+from hybridgraph.symbol.passes import (DEFAULT_INFERENCE, DEFAULT_TRAINING, PassContext, PassError, apply_passes,
                            list_passes, optimize, register_pass)
-from symbol.passes.rewrite import clone
+from hybridgraph.symbol.passes.rewrite import clone
 
 from .graphs import assert_same_outputs, heads_of, ops_of, run
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
-import symbol as S  # noqa: N812
-from symbol.passes import DEFAULT_INFERENCE, DEFAULT_TRAINING, PassContext, apply_passes, optimize
+from hybridgraph import symbol as S  # noqa: N812
+from hybridgraph.symbol.passes import DEFAULT_INFERENCE, DEFAULT_TRAINING, PassContext, apply_passes, optimize
 
 from .graphs import assert_same_outputs, heads_of, run, run_grads
 
@@ -235,9 +235,9 @@ GOLDEN_MODELS = ["sym_mlp", "gluon_mlp", "bn_net", "lenet", "conv_net", "sym_con
 def _golden(name: str, golden):
     import json
 
-    import nd
-    from nd.registry import has_op
-    from symbol.json_io import load as load_symbol
+    from hybridgraph import nd
+    from hybridgraph.nd.registry import has_op
+    from hybridgraph.symbol.json_io import load as load_symbol
     manifest = json.loads((golden / "mxnet" / "manifest.json").read_text())["models"][name]
     missing = sorted(o for o in manifest["ops"] if not has_op(o))
     if missing:
