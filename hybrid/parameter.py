@@ -61,6 +61,7 @@ class Parameter:
         self._ctx_list: list[Context] | None = None
         self._deferred_init: tuple = ()
         self._var = None
+        self._trainer: Any = None  # the Trainer whose kvstore may hold a copy of the value
 
     def __repr__(self) -> str:
         return f"Parameter {self.name} (shape={self.shape}, dtype={self.dtype})"
@@ -224,8 +225,16 @@ class Parameter:
             self._deferred_init = (init, ctx, default_init,
                                    data if isinstance(data, nd.NDArray) else nd.array(data, dtype=self.dtype))
             return
+        trainer = self._trainer
+        if trainer is not None and trainer._kv_initialized and trainer._update_on_kvstore \
+                and self not in trainer._params_to_init:
+            trainer._reset_kvstore()  # the store's copy is stale now, as in MXNet
         for arr in self._data:
             arr[:] = data
+
+    def _set_trainer(self, trainer: Any) -> None:
+        """Remember the Trainer so that `set_data` / `load` can drop its kvstore's copy."""
+        self._trainer = trainer
 
     def reset_ctx(self, ctx: Any) -> None:
         ctx = _ctx_list(ctx)

@@ -9,11 +9,12 @@ by `backward`), so the stale-gradient check costs one attribute read per array.
 """
 from __future__ import annotations
 
-import os
 from operator import attrgetter
 from typing import Any
 
 from hybridgraph.nd.serialization import atomic_write
+
+from hybridgraph import kvstore as kvs
 
 from . import optimizer as opt
 from .parameter import Parameter, ParameterDict
@@ -78,6 +79,9 @@ class Trainer:
         self._kvstore: Any = None
         self._update_on_kvstore: bool | None = None
         self._distributed = False
+        self._params_to_init: list[Parameter] = list(self._params)
+        for param in self._params:
+            param._set_trainer(self)
 
     def _check_contexts(self) -> list:
         contexts = None
@@ -103,29 +107,57 @@ class Trainer:
             self._optimizer = opt.create(optimizer, param_dict=param_dict, **optimizer_params)
         self._updaters = [opt.get_updater(self._optimizer) for _ in self._contexts]
 
+    def _reset_kvstore(self) -> None:
+        """Forget the kvstore (after parameters were loaded, its copy of them is stale)."""
+        if self._kvstore is not None and "dist" in self._kvstore.type:
+            raise RuntimeError("Cannot reset distributed KVStore.")
+        self._kv_initialized = False
+        self._kvstore = None
+        self._distributed = False
+        self._update_on_kvstore = None
+        self._params_to_init = list(self._params)
+
     def _init_kvstore(self) -> None:
-        """Decide how gradients are reduced (MXNet's `_create_kvstore` rules)."""
-        kvstore = self._kvstore_params["kvstore"]
-        update_on_kvstore = bool(int(os.getenv("MXNET_UPDATE_ON_KVSTORE", "1")))
-        if kvstore is None:
-            kv = None
-        elif isinstance(kvstore, str):
-            if "dist" in kvstore:
-                raise ValueError(f"kvstore {kvstore!r}: distributed training is not supported")
-            kv = kvstore if len(self._contexts) > 1 else None
-        elif hasattr(kvstore, "pushpull"):
-            kv = kvstore
-        else:
-            raise TypeError("kvstore must be KVStore, str or None")
-        if kv is None:
+        """Create the kvstore and decide `update_on_kvstore` (MXNet 1.9.1's rules for dense weights)."""
+        config = self._kvstore_params
+        kvstore, update_on_kvstore = kvs.create_for_trainer(config["kvstore"], len(self._contexts), self._params)
+        self._distributed = kvstore is not None and "dist" in kvstore.type
+        if config["update_on_kvstore"] is not None:
+            update_on_kvstore = config["update_on_kvstore"]
+        if kvstore is not None and update_on_kvstore and not kvstore.is_capable(kvs.KVStoreBase.OPTIMIZER):
+            if config["update_on_kvstore"]:
+                raise ValueError(f"Please set update_on_kvstore=False when training with {type(kvstore)}")
             update_on_kvstore = False
-        if self._kvstore_params["update_on_kvstore"] is not None:
-            update_on_kvstore = self._kvstore_params["update_on_kvstore"]
-        if kv is not None and self._compression_params:
-            raise ValueError("gradient compression is not supported")
-        self._kvstore = kv
-        self._update_on_kvstore = update_on_kvstore if kv is not None else None
+        if kvstore is not None:
+            if self._compression_params:
+                kvstore.set_gradient_compression(self._compression_params)
+            if update_on_kvstore:
+                kvstore.set_optimizer(self._optimizer)
+            self._kvstore, self._update_on_kvstore = kvstore, update_on_kvstore
+        else:
+            self._kvstore, self._update_on_kvstore = None, None
         self._kv_initialized = True
+
+    def _init_params(self) -> None:
+        """Put the initialized parameters into the kvstore: rank 0's values, broadcast to every
+        context (and worker); deferred ones wait for their first step."""
+        pending = [p for p in self._params_to_init if p._deferred_init and p._data is None]
+        ready = [p for p in self._params_to_init if not (p._deferred_init and p._data is None)]
+        if self._kvstore is not None and ready:
+            arrays = [p._check_and_get(p._data, list) for p in ready]
+            keys = [self._param2idx[p.name] for p in ready]
+            if isinstance(self._kvstore, kvs.KVStore):
+                self._kvstore.broadcast(keys, [a[0] for a in arrays], arrays)
+            else:
+                for key, arrs in zip(keys, arrays):
+                    self._kvstore.broadcast(key, arrs[0], arrs)
+        self._params_to_init = pending
+
+    def _prepare(self) -> None:
+        if not self._kv_initialized:
+            self._init_kvstore()
+        if self._params_to_init:
+            self._init_params()
 
     # -- learning rate / optimizer ---------------------------------------------------------
     @property
@@ -142,6 +174,11 @@ class Trainer:
 
     # -- steps --------------------------------------------------------------------------------
     def _check_and_rescale_grad(self, scale: float) -> None:
+        if self._update_on_kvstore and self._distributed and self._kv_initialized \
+                and self._optimizer.rescale_grad != scale:
+            raise UserWarning("Possible change in the `batch_size` from previous `step` detected. Optimizer "
+                              "gradient normalizing factor will not change w.r.t new batch_size when "
+                              "update_on_kvstore=True and when distributed kvstore is used.")
         self._optimizer.rescale_grad = scale
 
     def step(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
@@ -157,16 +194,14 @@ class Trainer:
             Skip (instead of raising for) Parameters whose gradient `backward` has not
             written since the last step.
         """
-        self._optimizer.rescale_grad = self._scale / batch_size
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._check_and_rescale_grad(self._scale / batch_size)
+        self._prepare()
         self._allreduce_grads()
         self._update(ignore_stale_grad)
 
     def allreduce_grads(self) -> None:
         """Sum each parameter's gradients over its contexts (then call `update`)."""
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._prepare()
         self._check_not_on_kvstore("allreduce_grads()")
         self._allreduce_grads()
 
@@ -176,17 +211,25 @@ class Trainer:
                                  "`update_on_kvstore` to False when creating trainer.")
 
     def _allreduce_grads(self) -> None:
+        """Sum the gradients over contexts and workers through the kvstore: one call for all
+        parameters (the store buckets them), or per key for a store of the user's own class.
+        With `update_on_kvstore` the store also applies the optimizer and returns the weights."""
         kv = self._kvstore
         if kv is None:
             return
+        keys, grads, outs = [], [], []
         for i, param in enumerate(self._params):
-            if param.grad_req == "null":
-                continue
-            grads = param.list_grad()
-            if isinstance(kv, str):
-                _sum_into_all(grads)
-            else:
-                kv.pushpull(i, grads, priority=-i)
+            if param.grad_req != "null":
+                keys.append(i)
+                grads.append(param.list_grad())
+                outs.append(param.list_data() if self._update_on_kvstore else None)
+        if not keys:
+            return
+        if isinstance(kv, kvs.KVStore):
+            kv.pushpull(keys, grads, out=outs if self._update_on_kvstore else None)
+            return
+        for i, grad, out in zip(keys, grads, outs):
+            kv.pushpull(i, grad, out=out, priority=-i)
 
     def update(self, batch_size: float, ignore_stale_grad: bool = False) -> None:
         """Make one step of parameter update without reducing gradients first
@@ -199,10 +242,9 @@ class Trainer:
         ignore_stale_grad : bool, optional, default=False
             Skip Parameters with stale gradients instead of raising.
         """
-        if not self._kv_initialized:
-            self._init_kvstore()
+        self._prepare()
         self._check_not_on_kvstore("update()")
-        self._optimizer.rescale_grad = self._scale / batch_size
+        self._check_and_rescale_grad(self._scale / batch_size)
         self._update(ignore_stale_grad)
 
     def _update(self, ignore_stale_grad: bool = False) -> None:
@@ -213,6 +255,8 @@ class Trainer:
         for _, _, weights in batches:   # consumed: stale until the next backward
             for leaf in map(_LEAF, weights):
                 leaf.fresh = False
+        if self._kvstore is not None and self._update_on_kvstore:
+            return  # the kvstore applied the optimizer in _allreduce_grads
         for updater, (indices, grads, weights) in zip(self._updaters, batches):
             if indices:
                 updater(indices, grads, weights)
@@ -238,41 +282,43 @@ class Trainer:
 
     # -- states -----------------------------------------------------------------------------------
     def save_states(self, fname: str) -> None:
-        """Save the optimizer and its states (e.g. momentum) to `fname` (written atomically).
+        """Save the optimizer and its states (e.g. momentum) to `fname`, written atomically, by
+        rank 0 only when training on several workers (the states are the same on all).
 
         The format is MXNet's (a pickle of ``(states, optimizer)``). `optimizer.param_dict`
         (Parameters' lr_mult / wd_mult) is not saved.
         """
-        if not self._kv_initialized:
-            self._init_kvstore()
-        atomic_write(fname, self._updaters[0].get_states(dump_optimizer=True))
+        self._prepare()
+        if self._update_on_kvstore:
+            assert not self._params_to_init, "Cannot save trainer states when some parameters are not yet " \
+                                             "initialized in kvstore."
+            self._kvstore.save_optimizer_states(fname, dump_optimizer=True)
+            return
+        kv = self._kvstore
+        if kv is None or kv.rank == 0:
+            atomic_write(fname, self._updaters[0].get_states(dump_optimizer=True))
+        if kv is not None and hasattr(kv, "barrier"):
+            kv.barrier()
 
     def load_states(self, fname: str) -> None:
-        """Load optimizer and states saved by `save_states` (here or by MXNet 1.x).
+        """Load optimizer and states saved by `save_states` (here or by MXNet 1.x), also when
+        they were saved with another number of workers or contexts.
 
         Only optimizers, lr schedulers, arrays and plain data are unpickled.
         """
-        if not self._kv_initialized:
-            self._init_kvstore()
-        with open(fname, "rb") as f:
-            states = f.read()
-        for updater in self._updaters:
-            updater.set_states(states)
-            updater.optimizer = self._updaters[0].optimizer
-        self._optimizer = self._updaters[0].optimizer
+        self._prepare()
+        if self._update_on_kvstore:
+            self._kvstore.load_optimizer_states(fname)
+            self._optimizer = self._kvstore._updater.optimizer
+        else:
+            with open(fname, "rb") as f:
+                states = f.read()
+            for updater in self._updaters:
+                updater.set_states(states)
+                updater.optimizer = self._updaters[0].optimizer
+            self._optimizer = self._updaters[0].optimizer
         self._optimizer.param_dict = dict(enumerate(self._params))
 
 
 _LEAF = attrgetter("_ag")
 
-
-def _sum_into_all(arrays: list) -> None:
-    """Overwrite every array with the sum of all of them (across contexts)."""
-    if len(arrays) < 2:
-        return
-    first = arrays[0]
-    total = first.copy()
-    for a in arrays[1:]:
-        total += a.as_in_context(first.context)
-    for a in arrays:
-        total.copyto(a)

@@ -25,7 +25,7 @@ ALIASES = {
     "metric": "hybridgraph.gluon.metric", "base": "hybridgraph.base", "test_utils": "hybridgraph.test_utils",
     "model": "hybridgraph.model", "io": "hybridgraph.io", "callback": "hybridgraph.callback",
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
-    "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
+    "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore", "kv": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
 }
 
