@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "FilterSampler", "BatchSampler", "SplitSampler"]
 
 _LAST_BATCH = ("keep", "discard", "rollover")
 
@@ -85,6 +85,44 @@ class FilterSampler(Sampler):
 
     def __len__(self) -> int:
         return len(self._indices)
+
+
+class SplitSampler(Sampler):
+    """Samples one worker's part of ``[0, length)``: with ``n = length // num_parts``,
+    part `part_index` is ``[n * part_index, n * (part_index + 1))``, in a new random
+    order every epoch (numpy's global RNG) unless ``shuffle=False``. The
+    ``length % num_parts`` last indices are left out, so every worker sees as many
+    samples (and runs as many synchronous steps). The class of MXNet's distributed
+    training example, for ``DataLoader(dataset, batch_size, sampler=SplitSampler(
+    len(dataset), kv.num_workers, kv.rank))``.
+
+    Parameters
+    ----------
+    length : int
+        Number of elements of the dataset.
+    num_parts : int, default 1
+        Number of parts (workers).
+    part_index : int, default 0
+        The part to sample (this worker's rank).
+    shuffle : bool, default True
+        Shuffle within the part every epoch.
+    """
+
+    def __init__(self, length: int, num_parts: int = 1, part_index: int = 0, shuffle: bool = True):
+        if num_parts < 1 or not 0 <= part_index < num_parts:
+            raise ValueError(f"SplitSampler: part_index must be in [0, num_parts={num_parts}), got {part_index}")
+        self._part_len = length // num_parts
+        self._start = self._part_len * part_index
+        self._shuffle = shuffle
+
+    def __iter__(self) -> Iterator:
+        indices = np.arange(self._start, self._start + self._part_len)
+        if self._shuffle:
+            np.random.shuffle(indices)
+        return iter(indices.tolist())
+
+    def __len__(self) -> int:
+        return self._part_len
 
 
 class BatchSampler(Sampler):

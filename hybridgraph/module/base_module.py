@@ -211,9 +211,10 @@ class BaseModule:
             Called as `callback(epoch, symbol, arg_params, aux_params)`.
         batch_end_callback : function or list
             Called with a `BatchEndParam` after every batch.
-        kvstore : str or None
-            Accepted for compatibility (single process, so no kvstore is used
-            on one device; several devices sum their gradients).
+        kvstore : str, KVStore or None
+            How gradients are summed: ``'local'``/``'device'`` over the contexts
+            (no store on one context), ``'dist_sync'`` also over the MPI workers
+            (then ``rescale_grad = 1 / (batch_size * num_workers)``), as in MXNet.
         optimizer : str or Optimizer
         optimizer_params : dict or tuple of pairs
             Default ``(('learning_rate', 0.01),)``.

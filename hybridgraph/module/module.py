@@ -6,10 +6,12 @@ import logging
 import warnings
 from typing import Any
 
+from hybridgraph import kvstore as kvs
 from hybridgraph import nd
 from hybridgraph.gluon import optimizer as opt
 from hybridgraph.gluon.initializer import InitDesc
 from hybridgraph.nd.backend import Context, cpu
+from hybridgraph.nd.serialization import atomic_write
 
 from ..io import DataBatch, DataDesc
 from ..model import load_checkpoint
@@ -301,9 +303,11 @@ class Module(BaseModule):
         """Create the optimizer and its updater.
 
         A string `optimizer` is created with `optimizer_params` and
-        ``rescale_grad = 1 / batch_size`` unless given. With several
-        contexts, gradients are summed over the devices and one update is
-        applied (as MXNet's local kvstore does).
+        ``rescale_grad = 1 / batch_size`` unless given (times the number of
+        workers on a ``dist_sync`` store). With several contexts or workers the
+        gradients go through the kvstore (`mx.kv.create_for_trainer` rules): it
+        sums them and, with ``update_on_kvstore``, applies the optimizer once
+        and hands the weights back; rank 0's initial parameters are broadcast.
         """
         assert self.binded and self.params_initialized
         if self.optimizer_initialized and not force_init:
@@ -311,13 +315,18 @@ class Module(BaseModule):
             return
         if self._params_dirty:
             self._sync_params_from_devices()
-        self._update_on_kvstore = kvstore is not None and len(self._context) > 1
-        rescale_grad = 1.0 / self._exec_group.batch_size
+        group = self._exec_group
+        kv, self._update_on_kvstore = kvs.create_for_trainer(
+            kvstore, len(self._context), [w[0] for w in group.param_arrays])
+        batch_size = group.batch_size
+        if kv is not None and "dist" in kv.type and "_sync" in kv.type:
+            batch_size *= kv.num_workers  # gradients are summed over the workers' batches
+        rescale_grad = 1.0 / batch_size
         if self._update_on_kvstore:
-            idx2name = dict(enumerate(self._exec_group.param_names))
+            idx2name = dict(enumerate(group.param_names))
         else:
             n = len(self._context)
-            idx2name = {i * n + k: name for k in range(n) for i, name in enumerate(self._exec_group.param_names)}
+            idx2name = {i * n + k: name for k in range(n) for i, name in enumerate(group.param_names)}
         if isinstance(optimizer, str):
             optimizer_params = dict(optimizer_params)
             optimizer_params.setdefault("rescale_grad", rescale_grad)
@@ -331,8 +340,16 @@ class Module(BaseModule):
             if not optimizer.idx2name:
                 optimizer.idx2name = idx2name.copy()
         self._optimizer = optimizer
-        self._kvstore = None
+        self._kvstore = kv
         self._updater = opt.get_updater(optimizer)
+        if kv is not None:
+            if self._compression_params:
+                kv.set_gradient_compression(self._compression_params)
+            keys = list(range(len(group.param_names)))
+            kv.broadcast(keys, [w[0] for w in group.param_arrays], list(group.param_arrays))  # rank 0's values
+            if self._update_on_kvstore:
+                kv.set_optimizer(optimizer)
+                self._updater = kv._updater
         self.optimizer_initialized = True
         if self._preload_opt_states is not None:
             self.load_optimizer_states(self._preload_opt_states)
@@ -348,14 +365,20 @@ class Module(BaseModule):
         self.optimizer_initialized = True
 
     def save_optimizer_states(self, fname: str) -> None:
-        """Write the optimizer states (the updater's pickled states) to `fname`."""
+        """Write the optimizer states (the updater's pickled states) to `fname`, atomically, by
+        rank 0 only when training on several workers."""
         assert self.optimizer_initialized
-        with open(fname, "wb") as fout:
-            fout.write(self._updater.get_states())
+        kv = self._kvstore
+        if kv is None or kv.rank == 0:
+            atomic_write(fname, self._updater.get_states())
+        if kv is not None:
+            kv.barrier()
 
     def load_optimizer_states(self, fname: str) -> None:
         """Read optimizer states written by `save_optimizer_states`."""
         assert self.optimizer_initialized
+        if self._kvstore is not None:
+            self._kvstore.barrier()  # rank 0 may still be writing
         with open(fname, "rb") as fin:
             self._updater.set_states(fin.read())
 
@@ -393,39 +416,23 @@ class Module(BaseModule):
         assert self.binded and self.params_initialized and self.optimizer_initialized
         self._params_dirty = True
         group = self._exec_group
-        if self._update_on_kvstore:
-            self._update_summed(group)
-            return
+        kv = self._kvstore
+        live = [i for i, gs in enumerate(group.grad_arrays) if gs[0] is not None]
+        if kv is not None and live:
+            grads = [group.grad_arrays[i] for i in live]
+            if self._update_on_kvstore:  # the store sums, updates its copy, and hands the weights back
+                kv.pushpull(live, grads, out=[group.param_arrays[i] for i in live])
+                return
+            kv.pushpull(live, grads)  # summed over devices and workers, then updated on each device
         n = len(self._context)
         updates: list[list] = [[] for _ in range(n)]
-        for i, (weights, grads) in enumerate(zip(group.param_arrays, group.grad_arrays)):
-            if grads[0] is None:
-                continue
-            for k, (w, g) in enumerate(zip(weights, grads)):
+        for i in live:
+            for k, (w, g) in enumerate(zip(group.param_arrays[i], group.grad_arrays[i])):
                 updates[k].append((i * n + k, g, w))
         for dev_updates in updates:
             if dev_updates:
                 idx, grads_, weights_ = zip(*dev_updates)
                 self._updater(list(idx), list(grads_), list(weights_))
-
-    def _update_summed(self, group: ExecutorGroup) -> None:
-        """Several devices: sum the gradients, update device 0's weights, copy them to the rest."""
-        idx, grads, weights = [], [], []
-        for i, (ws, gs) in enumerate(zip(group.param_arrays, group.grad_arrays)):
-            if gs[0] is None:
-                continue
-            total = gs[0].copy()
-            for g in gs[1:]:
-                total += g.as_in_context(total.context)
-            idx.append(i)
-            grads.append(total)
-            weights.append(ws[0])
-        if idx:
-            self._updater(idx, grads, weights)
-        for ws, gs in zip(group.param_arrays, group.grad_arrays):
-            if gs[0] is not None:
-                for w in ws[1:]:
-                    w[:] = ws[0].as_in_context(w.context)
 
     def get_outputs(self, merge_multi_context: bool = True) -> list:
         """The outputs of the last forward (merged over devices by default)."""

@@ -72,6 +72,28 @@ def train(kind: str, kv, rank: int, size: int, start: int = 0, steps: int = STEP
     return net
 
 
+def fit_module(kv, rank: int, size: int) -> dict:
+    """Module.fit(kvstore=kv) for one epoch on this worker's part of the data (global batch 8,
+    part `rank` of each), from the same seed everywhere; returns the learned parameters."""
+    mx.random.seed(0)
+    np.random.seed(0)
+    data, label = mx.sym.Variable("data"), mx.sym.Variable("softmax_label")
+    net = mx.sym.FullyConnected(data, num_hidden=8, name="fc1")
+    net = mx.sym.FullyConnected(mx.sym.Activation(net, act_type="tanh"), num_hidden=3, name="fc2")
+    net = mx.sym.SoftmaxOutput(net, label, name="softmax")
+    xs = np.concatenate([x for x, _ in batches("mlp", 4)])
+    ys = np.concatenate([y for _, y in batches("mlp", 4)]) % 3
+    per = GLOBAL_BATCH // size
+    pick = np.concatenate([np.arange(b * GLOBAL_BATCH + rank * per, b * GLOBAL_BATCH + (rank + 1) * per)
+                           for b in range(4)])
+    it = mx.io.NDArrayIter(xs[pick], ys[pick], batch_size=per)
+    mod = mx.mod.Module(net, context=mx.cpu())
+    mod.fit(it, num_epoch=1, kvstore=kv, optimizer="sgd", initializer=mx.init.Xavier(),
+            optimizer_params={"learning_rate": 0.5, "momentum": 0.9})
+    args, _ = mod.get_params()
+    return {k: v.asnumpy() for k, v in args.items()}
+
+
 def params_of(net) -> dict:
     return {k: v.data().asnumpy() for k, v in net.collect_params().items()}
 
@@ -129,6 +151,8 @@ def run(scenario: str, kv, outdir: str) -> dict:
         scenario_api(kv, out)
     elif scenario in ("mlp", "cnn", "cnnbn"):
         out.update(params_of(train(scenario, kv, r, n, shares=int(os.getenv("SHARES", "0")) or None)))
+    elif scenario == "module":
+        out.update(fit_module(kv, r, n))
     elif scenario == "ckpt_first":   # steps 0-4, then a checkpoint from rank 0
         train("mlp", kv, r, n, steps=5, save=os.path.join(outdir, "ckpt"))
     elif scenario == "ckpt_resume":  # steps 5-9 from the checkpoint, on any number of workers

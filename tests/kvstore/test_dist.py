@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(dist_worker.__file__)
 MPIEXEC = shutil.which("mpiexec", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
-TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first"
+TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first,module"
 
 
 def _env(**extra) -> dict:
@@ -88,6 +88,14 @@ def test_two_workers_train_like_one_on_the_whole_batch(two_workers, kind):
     for rank in (0, 1):
         got = _load(two_workers, kind, rank)
         assert set(got) == set(ref)
+        for name in ref:
+            np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {rank}")
+
+
+def test_module_fit_on_two_workers_matches_one(two_workers):
+    ref = dist_worker.fit_module(_single_worker(), 0, 1)
+    for rank in (0, 1):
+        got = _load(two_workers, "module", rank)
         for name in ref:
             np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {rank}")
 

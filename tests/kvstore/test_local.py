@@ -158,3 +158,17 @@ def test_teststore_and_registry():
         assert isinstance(mx.kv.create("mystore"), MyStore)
     finally:
         del mx.kv.KVStoreBase.kv_registry["mystore"]
+
+
+def test_split_sampler_gives_each_worker_its_part():
+    from hybridgraph.gluon.data import ArrayDataset, DataLoader, SplitSampler
+    parts = [sorted(SplitSampler(10, 3, i)) for i in range(3)]
+    assert parts == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert list(SplitSampler(10, 2, 1, shuffle=False)) == [5, 6, 7, 8, 9] and len(SplitSampler(10, 3, 0)) == 3
+    with pytest.raises(ValueError, match="part_index"):
+        SplitSampler(10, 2, 2)
+    data = ArrayDataset(np.arange(8, dtype=np.float32))
+    loader = DataLoader(data, batch_size=2, sampler=SplitSampler(8, 2, 1, shuffle=False))
+    assert [b.asnumpy().tolist() for b in loader] == [[4, 5], [6, 7]]
+    shard = data.shard(2, 1)
+    assert [shard[i] for i in range(len(shard))] == [4, 5, 6, 7]
