@@ -164,3 +164,15 @@ def test_outside_a_launcher_is_one_worker():
     kv.pull("w", out=out)
     assert (out.asnumpy() == 3).all()
     kv.barrier()
+
+
+def test_distributed_example_runs_on_two_workers(tmp_path):
+    cmd = [sys.executable, "-m", "hybridgraph.launch", "-n", "2", "--mpiexec", MPIEXEC, sys.executable,
+           str(ROOT / "examples" / "distributed_training.py"), "--quick", "--out", str(tmp_path)]
+    proc = subprocess.run(cmd, check=False, env=_env(), capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    accuracies = {line.split(":")[0]: line.split("test accuracy ")[1].split(",")[0]
+                  for line in proc.stdout.splitlines() if "test accuracy" in line}
+    assert set(accuracies) == {"rank 0/2", "rank 1/2"}
+    assert len(set(accuracies.values())) == 1 and float(accuracies["rank 0/2"]) > 0.85
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mlp.params", "mlp.states"]
