@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import threading
 import time
 import traceback
 from typing import Any
@@ -26,6 +27,7 @@ __all__ = ["MPIComm", "WorkerFailed", "WorkerTimeout", "launcher_env", "default_
 
 ENV_TIMEOUT = "HYBRIDGRAPH_KVSTORE_TIMEOUT"
 _TAG_FAIL, _TAG_ACK = 17, 18
+_CHECK_SECONDS = 0.02  # how often a waiting collective looks for failure reports and its deadline
 # (rank variable, size variable, launcher) as set by the MPI launchers we know
 _LAUNCHERS = (("PMI_RANK", "PMI_SIZE", "MPICH/Hydra mpiexec"),
               ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "Open MPI mpirun"),
@@ -100,28 +102,36 @@ class MPIComm:
 
     # -- waiting --------------------------------------------------------------------------------------
     def wait(self, requests: list, what: str) -> None:
-        """Complete `requests`, polling for failure reports; time out with the ranks named."""
+        """Complete `requests`, watching for failure reports; time out with the ranks named.
+
+        A helper thread blocks in MPI's Waitall (MPI progresses fastest inside its own
+        blocking calls; polling with Test from Python is several times slower), while this
+        thread checks every `_CHECK_SECONDS` for failure reports and the deadline. After a
+        failure or timeout the store is unusable (the helper may stay blocked): end the process."""
         start = time.perf_counter()
         deadline = start + self.timeout
-        pause = 0.0
-        pending = list(requests)
-        spins = 0
-        while pending:
-            pending = [r for r in pending if not r.Test()]
-            if not pending:
-                break
+        done = threading.Event()
+        error: list = []
+
+        def complete() -> None:
+            try:
+                self._mpi.Request.Waitall(requests)
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+                error.append(err)
+            done.set()
+
+        threading.Thread(target=complete, name="hybridgraph-kvstore-wait", daemon=True).start()
+        while not done.wait(_CHECK_SECONDS):
             self.check_failures()
-            now = time.perf_counter()
-            if now > deadline:
+            if time.perf_counter() > deadline:
                 others = [r for r in range(self.size) if r != self.rank]
                 raise WorkerTimeout(
                     f"rank {self.rank}: {what} did not complete within {self.timeout:g} s; no answer from "
-                    f"rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))} (a worker died, hangs, or "
-                    f"runs different code). Set {ENV_TIMEOUT} to wait longer.")
-            spins += 1
-            if spins > 50:
-                pause = min(0.01, pause * 2 or 1e-4)
-                time.sleep(pause)
+                    f"rank{'s' if len(others) > 1 else ''} {', '.join(map(str, others))} (a worker died, hangs, "
+                    f"or runs different code). Set {ENV_TIMEOUT} to wait longer.")
+        if error:
+            self.check_failures()
+            raise WorkerFailed(f"rank {self.rank}: {what} failed in MPI: {error[0]}") from error[0]
         self.comm_seconds += time.perf_counter() - start
 
     def check_failures(self) -> None:
