@@ -55,6 +55,15 @@ def _find_mpiexec(explicit: str | None) -> str:
     return found
 
 
+def _is_open_mpi(mpiexec: str) -> bool:
+    """Whether `mpiexec` is Open MPI's (else MPICH / Hydra syntax is used)."""
+    try:
+        out = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in out.stdout + out.stderr or "OpenRTE" in out.stdout + out.stderr
+
+
 def build_command(argv: list[str]) -> list[str]:
     """The mpiexec command line for `argv` (the launcher's arguments)."""
     args = _parser().parse_args(argv)
@@ -71,21 +80,27 @@ def build_command(argv: list[str]) -> list[str]:
     launcher = args.launcher or ("ssh" if args.hostfile else "local")
     if launcher in ("ssh", "mpi") and not args.hostfile:
         raise SystemExit(f"hybridgraph.launch: --launcher {launcher} needs -H hostfile")
-    cmd = [_find_mpiexec(args.mpiexec), "-n", str(args.num_workers)]
-    if launcher == "local":
-        cmd += ["-hosts", "localhost"] if not args.hostfile else ["-f", args.hostfile]
-    else:
-        cmd += ["-f", args.hostfile]
-        if launcher == "ssh":
-            cmd += ["-launcher", "ssh"]
+    mpiexec = _find_mpiexec(args.mpiexec)
     env = {}
     for item in args.env + args.env_worker:
         name, sep, value = item.partition(":")
         env[name] = value if sep else os.environ.get(name, "")
     if args.timeout is not None:
         env["HYBRIDGRAPH_KVSTORE_TIMEOUT"] = str(args.timeout)
-    for name, value in env.items():
-        cmd += ["-genv", name, value]
+    cmd = [mpiexec, "-n", str(args.num_workers)]
+    if _is_open_mpi(mpiexec):  # Open MPI's mpirun spells the options differently from MPICH's Hydra
+        cmd += ["--hostfile", args.hostfile] if args.hostfile else []
+        for name, value in env.items():
+            cmd += ["-x", f"{name}={value}"]
+    else:
+        if launcher == "local":
+            cmd += ["-hosts", "localhost"] if not args.hostfile else ["-f", args.hostfile]
+        else:
+            cmd += ["-f", args.hostfile]
+            if launcher == "ssh":
+                cmd += ["-launcher", "ssh"]
+        for name, value in env.items():
+            cmd += ["-genv", name, value]
     command = args.command[1:] if args.command[0] == "--" else args.command
     return [*cmd, sys.executable, "-m", "hybridgraph.launch", "--supervise", "--", *command]
 

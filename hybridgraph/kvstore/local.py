@@ -38,6 +38,7 @@ class KVStore(KVStoreBase):
         self._store: dict[Any, NDArray] = {}
         self._str_keys: bool | None = None
         self._updater: Any = None
+        self._batched_updater = False
         self._compression: GradientCompression | None = None
 
     # -- description ----------------------------------------------------------------------------------
@@ -117,12 +118,15 @@ class KVStore(KVStoreBase):
             merged_keys.append(k)
             merged_vals.append(self._merge_devices(k, vals, stored))
         self._reduce(merged_keys, merged_vals)
-        for k, merged in zip(merged_keys, merged_vals):
-            stored = self._store[k]
-            if self._updater is not None:
-                self._updater(k, merged, stored)
-            else:
-                merged.copyto(stored)
+        stored = [self._store[k] for k in merged_keys]
+        if self._updater is None:
+            for merged, target in zip(merged_vals, stored):
+                merged.copyto(target)
+        elif self._batched_updater and merged_keys:
+            self._updater(merged_keys, merged_vals, stored)  # one call: the optimizer may fuse the updates
+        else:
+            for k, merged, target in zip(merged_keys, merged_vals, stored):
+                self._updater(k, merged, target)
 
     @staticmethod
     def _group(keys: list, values: list[list]) -> list:
@@ -191,10 +195,12 @@ class KVStore(KVStoreBase):
         update on the same summed gradient, so the copies stay equal)."""
         from hybridgraph.gluon import optimizer as opt
         self._set_updater(opt.get_updater(optimizer))
+        self._batched_updater = True  # an optimizer's Updater takes lists of keys, gradients and weights
 
     def _set_updater(self, updater: Any) -> None:
         """Call ``updater(key, pushed_sum, stored)`` on every push instead of storing the sum."""
         self._updater = updater
+        self._batched_updater = False
 
     def save_optimizer_states(self, fname: str, dump_optimizer: bool = False) -> None:
         """Write the updater's states to `fname` (atomically; by rank 0 only on a distributed store)."""

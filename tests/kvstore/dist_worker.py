@@ -42,7 +42,7 @@ def batches(kind: str, steps: int) -> list:
 
 
 def train(kind: str, kv, rank: int, size: int, start: int = 0, steps: int = STEPS, load: str | None = None,
-          save: str | None = None, shares: int | None = None) -> gluon.Block:
+          save: str | None = None, shares: int | None = None, update_on_kvstore: bool | None = None) -> gluon.Block:
     """Train on this worker's share of each global batch; `shares` > size splits the share
     again and runs the pieces one by one (BatchNorm statistics per piece, as per worker)."""
     mx.random.seed(0)
@@ -52,7 +52,8 @@ def train(kind: str, kv, rank: int, size: int, start: int = 0, steps: int = STEP
     net(mx.nd.zeros((1, 6) if kind == "mlp" else (1, 2, 6, 6)))
     if load:
         net.load_parameters(load + ".params")
-    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kv)
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9}, kvstore=kv,
+                            update_on_kvstore=update_on_kvstore)
     if load:
         trainer.load_states(load + ".states")
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
@@ -151,6 +152,8 @@ def run(scenario: str, kv, outdir: str) -> dict:
         scenario_api(kv, out)
     elif scenario in ("mlp", "cnn", "cnnbn"):
         out.update(params_of(train(scenario, kv, r, n, shares=int(os.getenv("SHARES", "0")) or None)))
+    elif scenario == "mlp_local_update":  # allreduce only; every worker runs its own optimizer
+        out.update(params_of(train("mlp", kv, r, n, update_on_kvstore=False)))
     elif scenario == "module":
         out.update(fit_module(kv, r, n))
     elif scenario == "ckpt_first":   # steps 0-4, then a checkpoint from rank 0

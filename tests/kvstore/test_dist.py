@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(dist_worker.__file__)
 MPIEXEC = shutil.which("mpiexec", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
-TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first,module"
+TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first,module,mlp_local_update"
 
 
 def _env(**extra) -> dict:
@@ -82,9 +82,9 @@ def test_2bit_compression_per_worker_residuals(two_workers):
         np.testing.assert_allclose(_load(two_workers, "api", rank)["compressed"], np.stack(expected), atol=1e-6)
 
 
-@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+@pytest.mark.parametrize("kind", ["mlp", "cnn", "mlp_local_update"])
 def test_two_workers_train_like_one_on_the_whole_batch(two_workers, kind):
-    ref = dist_worker.params_of(dist_worker.train(kind, _single_worker(), 0, 1))
+    ref = dist_worker.params_of(dist_worker.train(kind.split("_")[0], _single_worker(), 0, 1))
     for rank in (0, 1):
         got = _load(two_workers, kind, rank)
         assert set(got) == set(ref)
@@ -156,6 +156,8 @@ def test_hanging_worker_times_out_the_other(tmp_path):
 
 
 def test_outside_a_launcher_is_one_worker():
+    with pytest.warns(UserWarning, match="single worker"):
+        assert mx.kv.create("horovod").num_workers == 1
     kv = _single_worker()
     assert (kv.rank, kv.num_workers, kv.type) == (0, 1, "dist_sync")
     kv.init("w", mx.nd.ones((2,)))

@@ -53,3 +53,11 @@ def test_rank_and_size_from_the_launchers_environment(monkeypatch):
     monkeypatch.setenv("DMLC_ROLE", "server")
     with pytest.raises(MXNetError, match="hybridgraph.launch -n N"):
         launcher_env()
+
+
+def test_open_mpi_spelling(tmp_path):
+    fake = tmp_path / "mpiexec"
+    fake.write_text("#!/bin/sh\necho 'mpiexec (OpenRTE) 4.1.2'\n")
+    fake.chmod(0o755)
+    cmd = build_command(["-n", "2", "-H", "hosts", "--mpiexec", str(fake), "--env", "A:1", "python", "t.py"])
+    assert cmd[:7] == [str(fake), "-n", "2", "--hostfile", "hosts", "-x", "A=1"]
