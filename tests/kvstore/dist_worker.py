@@ -173,6 +173,10 @@ def run(scenario: str, kv, outdir: str) -> dict:
         loss.backward()
         trainer.step(GLOBAL_BATCH)
         out.update(params_of(net))
+    elif scenario == "barrier_hang":  # rank 1 never reaches the barrier
+        if r == 1:
+            time.sleep(120)
+        kv.barrier()
     elif scenario in ("raise", "kill", "hang"):
         kv.init(0, mx.nd.zeros((3,)))
         for step in range(100):

@@ -146,11 +146,12 @@ def test_killed_worker_ends_the_job_naming_its_rank(tmp_path):
     assert time.perf_counter() - start < 60
 
 
-def test_hanging_worker_times_out_the_other(tmp_path):
+@pytest.mark.parametrize("scenario, what", [("hang", "allreduce of keys [0]"), ("barrier_hang", "barrier")])
+def test_hanging_worker_times_out_the_other(tmp_path, scenario, what):
     start = time.perf_counter()
-    proc = _launch("hang", tmp_path, timeout=120, HYBRIDGRAPH_KVSTORE_TIMEOUT="3")
+    proc = _launch(scenario, tmp_path, timeout=120, HYBRIDGRAPH_KVSTORE_TIMEOUT="3")
     assert proc.returncode != 0
-    assert "WorkerTimeout: rank 0: allreduce of keys [0] did not complete within 3 s" in proc.stderr
+    assert f"WorkerTimeout: rank 0: {what} did not complete within 3 s" in proc.stderr
     assert "no answer from rank 1" in proc.stderr
     assert time.perf_counter() - start < 60
 
