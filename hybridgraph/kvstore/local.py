@@ -173,14 +173,35 @@ class KVStore(KVStoreBase):
         self.init(key, value)
         self.pull(key, out, priority)
 
-    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:
-        """Pull of row-sparse values. Arrays are dense in hybridgraph, so this is refused
-        (MXNet refuses dense outputs too); use `pull`, which copies every row."""
+    def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:  # noqa: ARG002
+        """Pull only the rows `row_ids` of each value (MXNet's pull of row-sparse weights).
+
+        hybridgraph arrays are dense, so `out` is dense: it receives the rows listed in its
+        `row_ids` (unsorted, repeats allowed) and zeros elsewhere, which is the dense value
+        of the RowSparseNDArray MXNet would return. One `row_ids` for a list of outputs
+        applies to all of them.
+        """
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull needs `out` and `row_ids`")
-        self._pairs(key, out, "output")
-        raise MXNetError("row_sparse_pull needs row_sparse outputs; hybridgraph arrays are dense (no "
-                         "RowSparseNDArray), so use kv.pull(key, out) which copies all rows")
+        keys, outs = self._pairs(key, out, "output")
+        ids = [row_ids] if isinstance(row_ids, NDArray) else list(row_ids)
+        flat_outs = [o for targets in outs for o in targets]
+        if len(ids) == 1:
+            ids = ids * len(flat_outs)
+        if len(ids) != len(flat_outs):
+            raise MXNetError(f"row_sparse_pull: {len(ids)} row_ids for {len(flat_outs)} outputs")
+        pairs = iter(zip(flat_outs, ids))
+        for k, targets in zip(keys, outs):
+            value = self._stored(k).asnumpy()
+            for _ in targets:
+                o, rid = next(pairs)
+                rows = np.unique(np.asarray(rid.asnumpy() if isinstance(rid, NDArray) else rid, dtype=np.int64))
+                if rows.size and (rows.min() < 0 or rows.max() >= value.shape[0]):
+                    raise MXNetError(f"row_sparse_pull: row_ids of key {k!r} must be in [0, {value.shape[0]}), "
+                                     f"got {rows.min()}..{rows.max()}")
+                dense = np.zeros_like(value)
+                dense[rows] = value[rows]
+                NDArray(dense, ctx=o.context).copyto(o)
 
     # -- optimizer and compression ------------------------------------------------------------------
     def set_gradient_compression(self, compression_params: dict) -> None:

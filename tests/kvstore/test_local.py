@@ -66,6 +66,18 @@ def test_broadcast_inits_and_pulls():
         kv.broadcast(4, mx.nd.ones((2,)), out=outs)
 
 
+def test_row_sparse_pull_is_dense_rows():
+    kv = mx.kv.create()
+    kv.init("w", mx.nd.arange(12).reshape((4, 3)))
+    outs = [mx.nd.ones((4, 3)), mx.nd.ones((4, 3), ctx=mx.cpu(1))]
+    kv.row_sparse_pull("w", out=outs, row_ids=mx.nd.array([2, 0, 2]))
+    expected = np.arange(12.0).reshape(4, 3) * np.array([[1], [0], [1], [0]])
+    for o in outs:
+        np.testing.assert_array_equal(o.asnumpy(), expected)
+    kv.row_sparse_pull("w", out=outs, row_ids=[mx.nd.array([1]), mx.nd.array([3])])
+    assert outs[0].asnumpy()[1].tolist() == [3, 4, 5] and outs[1].asnumpy()[:3].sum() == 0
+
+
 def test_errors_are_clear():
     kv = mx.kv.create()
     kv.init(3, mx.nd.zeros(SHAPE))
@@ -77,8 +89,8 @@ def test_errors_are_clear():
         kv.push(9, mx.nd.zeros(SHAPE))
     with pytest.raises(MXNetError, match=r"shape \(2,\)"):
         kv.push(3, mx.nd.zeros((2,)))
-    with pytest.raises(MXNetError, match="row_sparse"):
-        kv.row_sparse_pull(3, out=mx.nd.zeros(SHAPE), row_ids=mx.nd.array([1]))
+    with pytest.raises(MXNetError, match=r"must be in \[0, 4\)"):
+        kv.row_sparse_pull(3, out=mx.nd.zeros(SHAPE), row_ids=mx.nd.array([4]))
     with pytest.raises(MXNetError, match="not supported for this type"):
         kv.set_gradient_compression({"type": "2bit"})
     with pytest.raises(AssertionError, match="Cannot save states"):
