@@ -49,6 +49,7 @@ import numpy as np
 
 from hybridgraph.nd.backend import Context
 from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.kernel import run_kernel
 
 from ..graph import Entry, Node, topo_sort
 from .calibration import Calibration, dead_after
@@ -407,7 +408,7 @@ class Plan:
         for k, st in steps:
             args = [env[i] for i in st.inputs]
             try:
-                res = st.op.compute(xp, st.attrs, args, is_train)
+                res = run_kernel(st.op, st.attrs, args, xp, is_train)
             except Exception as exc:
                 raise step_error(st, [a.shape for a in args], exc) from exc
             if len(res) != len(st.outputs):

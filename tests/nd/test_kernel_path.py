@@ -1,0 +1,166 @@
+"""One way to run a kernel (issue 13, item 2): every concrete path calls nd.kernel.run_kernel.
+
+Two guards: a dynamic one wraps every registered kernel and runs each path that
+executes operators (eager dispatch, the NDArray operator shortcuts, optimizer updates,
+the Executor's step-by-step interpreter, the hybridized interpreter, gradient replay,
+constant folding, compiled plans), failing on any kernel call that does not come from
+run_kernel, from generated plan code, or from another kernel; a static one scans the
+sources for kernel reads outside the allowed modules.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hybridgraph as mx
+from hybridgraph import autograd, gluon, nd
+from hybridgraph.gluon import cached_graph
+from hybridgraph.nd import kernel
+from hybridgraph.nd import ops as nd_ops
+from hybridgraph.nd.registry import all_ops
+
+REPO = Path(__file__).resolve().parents[2]
+KERNEL_FILE = kernel.__file__                       # as the interpreter names it (hybridgraph/nd/...)
+OPS_DIR = str(Path(nd_ops.__file__).parent)
+GENERATED = ("<compiled plan", "<fused elementwise")   # code the plan and fusion generate
+
+# modules allowed to touch kernels directly: the registry itself, its declarations, the
+# one runner, and the plan code generator (generated code skips the runner: compilation ran
+# the rules)
+ALLOWED = {"nd/kernel.py", "nd/registry.py", "symbol/plan/codegen.py"}
+
+
+@pytest.fixture
+def kernel_calls(monkeypatch):
+    """Wrap every kernel; returns the list of (op, caller) of each call, and fails the test
+    for a caller that is not run_kernel, generated plan code or another kernel."""
+    calls: list = []
+    bad: list = []
+
+    def wrap(op, fwd):
+        def checked(*args, **kwargs):
+            caller = sys._getframe(1).f_code
+            ok = (caller.co_filename == KERNEL_FILE or caller.co_filename.startswith(GENERATED)
+                  or caller.co_filename.startswith(OPS_DIR))
+            calls.append((op.name, caller.co_filename))
+            if not ok:
+                bad.append(f"{op.name} run from {caller.co_filename}:{caller.co_name}")
+            return fwd(*args, **kwargs)
+        return checked
+
+    for op in all_ops().values():
+        if op.forward is not None:
+            monkeypatch.setattr(op, "forward", wrap(op, op.forward))
+        if op.ufunc is not None:    # the shortcut's ufunc runs inside run_kernel only
+            monkeypatch.setattr(op, "ufunc", None)
+    yield calls
+    assert not bad, "kernels run outside nd.kernel.run_kernel:\n" + "\n".join(bad)
+
+
+def _ran_through_runner(calls, start):
+    return [name for name, where in calls[start:] if where == KERNEL_FILE]
+
+
+class _Net(gluon.HybridBlock):
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        with self.name_scope():
+            self.fc = gluon.nn.Dense(3, in_units=4)
+
+    def hybrid_forward(self, F, x):
+        return F.tanh(self.fc(x)) * 2 + 1
+
+
+def test_every_path_runs_kernels_through_run_kernel(kernel_calls, monkeypatch):
+    x = nd.array(np.arange(8.0).reshape(2, 4), dtype="float32")
+    y = nd.ones((2, 4))
+    paths = {}
+
+    n = len(kernel_calls)
+    nd.broadcast_add(x, y)
+    nd.relu(x, out=y)
+    paths["eager dispatch"] = _ran_through_runner(kernel_calls, n)
+
+    n = len(kernel_calls)
+    _ = x + y, x * 2.0, 3.0 - x
+    paths["operator shortcut"] = _ran_through_runner(kernel_calls, n)
+
+    n = len(kernel_calls)
+    w, g = nd.ones((2, 4)), nd.ones((2, 4))
+    for opt in (mx.optimizer.SGD(learning_rate=0.1, momentum=0.9),   # aggregated: multi_sgd_mom_update
+                mx.optimizer.SGD(learning_rate=0.1), mx.optimizer.Adam()):
+        upd = mx.optimizer.get_updater(opt)
+        upd([0, 1], [g, g.copy()], [w, w.copy()])
+    paths["optimizer kernels"] = _ran_through_runner(kernel_calls, n)
+
+    n = len(kernel_calls)
+    a, b = mx.sym.var("a"), mx.sym.var("b")
+    ex = mx.sym.broadcast_mul(a, b + 1).bind(mx.cpu(), {"a": x, "b": y})
+    ex.forward()   # the first call of a plan runs step by step (Plan.interpret)
+    paths["Plan.interpret (Executor)"] = _ran_through_runner(kernel_calls, n)
+
+    n = len(kernel_calls)
+    c = mx.sym.ones((2, 4)) * 3
+    mx.sym.broadcast_add(a, c).bind(mx.cpu(), {"a": x}).forward()   # constant folding
+    paths["constant folding"] = _ran_through_runner(kernel_calls, n)
+
+    net = _Net()
+    net.initialize()
+    net.hybridize()
+    for _ in range(3):
+        net(x)   # later calls run generated plan code (allowed to call kernels directly)
+    n = len(kernel_calls)
+    monkeypatch.setattr(cached_graph, "INTERPRET", True)
+    net(x)
+    monkeypatch.setattr(cached_graph, "INTERPRET", False)
+    paths["CachedGraph._interpret"] = _ran_through_runner(kernel_calls, n)
+
+    n = len(kernel_calls)
+    xg = x.copy()
+    xg.attach_grad()
+    with autograd.record():
+        out = net(xg)
+        (gx,) = autograd.grad(out.sum(), [xg], create_graph=True)
+    paths["gradient replay"] = _ran_through_runner(kernel_calls, n)
+
+    empty = sorted(p for p, ran in paths.items() if not ran)
+    assert not empty, f"paths that ran no kernel through run_kernel: {empty}"
+
+
+def _op_ish(node: ast.AST) -> bool:
+    """`op`, `st.op`, `node.op`, `top`, `scalar_op`: an expression naming an OpDef."""
+    name = node.attr if isinstance(node, ast.Attribute) else getattr(node, "id", "")
+    return name == "op" or name.endswith("_op") or name in {"top", "sop", "rsop"}
+
+
+def test_no_module_reads_kernels_outside_the_runner():
+    """Static guard: outside ALLOWED and nd/ops/, no code calls or takes `<op>.forward`,
+    `<op>.compute` or `<op>.ufunc` (comparisons with None are fine)."""
+    found, seen = [], set()
+    for folder in ("nd", "symbol", "hybrid", "hybridgraph"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = path.resolve().relative_to(REPO).as_posix()
+            if rel in ALLOWED or rel.startswith("nd/ops/") or rel in seen:
+                continue
+            seen.add(rel)
+            tree = ast.parse(path.read_text(), rel)
+            in_compare = {id(c) for n in ast.walk(tree) if isinstance(n, ast.Compare)
+                          for c in [n.left, *n.comparators]}
+            for n in ast.walk(tree):
+                if (isinstance(n, ast.Attribute) and n.attr in {"forward", "compute", "ufunc"}
+                        and _op_ish(n.value) and id(n) not in in_compare):
+                    found.append(f"{rel}:{n.lineno}: {ast.unparse(n)}")
+    assert not found, "kernels read outside nd/kernel.py:\n" + "\n".join(found)
+
+
+def test_the_rule_verdict_is_cached():
+    """A repeated call pays one lookup: the rules run once per (op, attrs, shapes, dtypes)."""
+    a, b = nd.ones((2, 3)), nd.ones((2, 3))
+    kernel._VERDICTS.clear()
+    for _ in range(5):
+        nd.broadcast_add(a, b)
+    assert len(kernel._VERDICTS) == 1
