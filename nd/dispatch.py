@@ -19,7 +19,7 @@ from . import autograd
 from .attrs import Attrs
 from .backend import Context, current_context
 from .errors import AttrError, AutogradError, MXNetError
-from .registry import ZERO_GRAD, OpDef, all_names, get_op
+from .registry import ZERO_GRAD, OpDef, all_names, call_gradient, get_op
 from .kernel import input_context, run_kernel
 
 _symbolic_invoke: Callable | None = None
@@ -117,7 +117,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
 
 # -- the eager path ----------------------------------------------------------
 
-def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
+def _op_gradient(op: OpDef, attrs: Attrs, wanted: tuple, inputs, outputs, ograds):
     """Run a registry gradient rule eagerly (the tape's grad_fn for registry ops)."""
     ops_namespace = autograd._late().F
     if op.gradient is None:
@@ -125,7 +125,7 @@ def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
                             "rule. Compute it outside autograd.record() or use BlockGrad.")
     if op.gradient == ZERO_GRAD:
         return [ops_namespace.zeros_like(x) for x in inputs]
-    return list(op.gradient(ops_namespace, attrs, inputs, outputs, ograds))
+    return call_gradient(op, ops_namespace, attrs, inputs, outputs, ograds, wanted)
 
 
 def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: str | None = None,
@@ -178,7 +178,8 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         nvis = op.num_visible_outputs(attrs)
     outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
     if rec and any(map(_AUTOGRAD_ENTRY, inputs)):   # an entry (Leaf or tape position) is never false
-        node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs), inputs, res,
+        wanted = tuple(i for i, x in enumerate(inputs) if x._ag is not None)
+        node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs, wanted), inputs, res,
                                  op.name, loss=op.loss)
         for i, o in enumerate(outs):
             o._ag = (node, i)

@@ -15,6 +15,10 @@ class ShapeError(MXNetError, ValueError):
     """Shapes that do not fit an operator (inference or execution)."""
 
 
+class OutOfRangeError(ShapeError, IndexError):
+    """An index outside an array's shape (a kernel's IndexError, named with the operator)."""
+
+
 class DTypeError(MXNetError, TypeError):
     """Dtypes that do not fit an operator."""
 
@@ -54,3 +58,24 @@ class NotImplementedForSymbol(MXNetError, NotImplementedError):
         if self.args_:
             msg += " with arguments (" + ", ".join(self.args_) + ")"
         return msg + " is not implemented for Symbol and only available in NDArray."
+
+
+_COMBINED: dict[tuple[type, type], type] = {}
+
+
+def also_like(cls: type, exc: BaseException) -> type:
+    """`cls` (a wrapper such as the plan's ExecutionError), made also a subclass of the error
+    class `exc` is or stands for: its own MXNetError class, ShapeError for a ValueError,
+    OutOfRangeError for an IndexError. Handlers written for the direct call keep working when
+    the same failure comes wrapped."""
+    base = (type(exc) if isinstance(exc, MXNetError) else OutOfRangeError if isinstance(exc, IndexError)
+            else ShapeError if isinstance(exc, ValueError) else None)
+    if base is None or issubclass(base, cls):
+        return cls
+    key = (cls, base)
+    if key not in _COMBINED:
+        try:
+            _COMBINED[key] = type(cls.__name__, (cls, base), {"__module__": cls.__module__})
+        except TypeError:   # classes that cannot be combined (layout conflict)
+            _COMBINED[key] = cls
+    return _COMBINED[key]

@@ -35,7 +35,7 @@ import numpy as np
 
 from .attrs import Attrs
 from .backend import Context
-from .errors import DTypeError, MXNetError, ShapeError
+from .errors import DTypeError, MXNetError, OutOfRangeError, ShapeError
 from .registry import OpDef, merge_shape
 from .writes import WATCHED, note_write
 
@@ -93,11 +93,12 @@ def run_kernel(op: OpDef, attrs: Attrs, arrays: Sequence, xp: Any, is_train: boo
                 res = op.forward(xp, attrs, *arrays)
         else:
             res = _run_into(op, attrs, arrays, xp, is_train, out, direct)
-    except ValueError as exc:
+    except (ValueError, IndexError) as exc:
         if isinstance(exc, MXNetError):
             raise
         shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
-        raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
+        cls = OutOfRangeError if isinstance(exc, IndexError) else ShapeError
+        raise cls(f"operator {op.name}: {exc} (input shapes {shapes})") from None
     if WATCHED:
         for i in op.mutated(attrs) if op.mutate_inputs else ():
             if i < len(arrays):

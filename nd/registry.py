@@ -8,6 +8,7 @@ here; nothing else defines an operator.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
@@ -170,6 +171,28 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
+
+
+_TAKES_WANTED: dict = {}
+
+
+def call_gradient(op: "OpDef", F: Any, a: Attrs, inputs: Sequence, outputs: Sequence,  # noqa: N803
+                  ograds: Sequence, wanted: tuple | None = None) -> list:
+    """Run `op`'s gradient rule: `rule(F, attrs, inputs, outputs, ograds)`, plus `wanted=` (the
+    positions of the inputs whose gradients are needed, Chainer's `indexes`; None = all) for
+    rules that declare that keyword, so they can skip work (FullyConnected's data gradient).
+    A rule may return None for an input outside `wanted`."""
+    rule = op.gradient
+    takes = _TAKES_WANTED.get(rule)
+    if takes is None:
+        try:
+            takes = "wanted" in inspect.signature(rule).parameters
+        except (TypeError, ValueError):
+            takes = False
+        _TAKES_WANTED[rule] = takes
+    if takes:
+        return list(rule(F, a, inputs, outputs, ograds, wanted=wanted))
+    return list(rule(F, a, inputs, outputs, ograds))
 
 
 def register(name: str, **kwargs: Any) -> Callable:

@@ -10,6 +10,7 @@ sources for kernel reads outside the allowed modules.
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from hybridgraph import autograd, gluon, nd
 from hybridgraph.gluon import cached_graph
 from hybridgraph.nd import kernel
 from hybridgraph.nd import ops as nd_ops
-from hybridgraph.nd.registry import all_ops
+from hybridgraph.nd.registry import all_ops, get_op
 
 REPO = Path(__file__).resolve().parents[2]
 KERNEL_FILE = kernel.__file__                       # as the interpreter names it (hybridgraph/nd/...)
@@ -164,3 +165,64 @@ def test_the_rule_verdict_is_cached():
     for _ in range(5):
         nd.broadcast_add(a, b)
     assert len(kernel._VERDICTS) == 1
+
+
+# -- gradient rules are told which input gradients are wanted (issue 13, item 6) ---------------
+
+def _count_kernels(monkeypatch, names):
+    counts = dict.fromkeys(names, 0)
+    for n in names:
+        op = get_op(n)
+        fwd = op.forward
+
+        def counted(*args, _n=n, _fwd=fwd, **kwargs):
+            counts[_n] += 1
+            return _fwd(*args, **kwargs)
+        monkeypatch.setattr(op, "forward", counted)
+    return counts
+
+
+FC_BACKWARD = ("_backward_FullyConnected", "_backward_FullyConnected_data", "_backward_FullyConnected_weight")
+
+
+def test_fully_connected_skips_the_unwanted_data_gradient_eagerly(monkeypatch):
+    """The batch has no gradient: only the weight and bias gradients are computed."""
+    counts = _count_kernels(monkeypatch, FC_BACKWARD)
+    x = nd.array(np.random.default_rng(0).standard_normal((5, 4)))
+    w, b = nd.ones((3, 4)), nd.zeros((3,))
+    w.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = nd.FullyConnected(x, w, b, num_hidden=3)
+    y.backward()
+    assert counts == {"_backward_FullyConnected": 0, "_backward_FullyConnected_data": 0,
+                      "_backward_FullyConnected_weight": 1}
+    np.testing.assert_allclose(w.grad.asnumpy(), np.ones((3, 1)) * x.asnumpy().sum(0), rtol=1e-6)
+    np.testing.assert_allclose(b.grad.asnumpy(), np.full(3, 5.0))
+    x.attach_grad()   # wanted now: the data gradient is computed too
+    with autograd.record():
+        y = nd.FullyConnected(x, w, b, num_hidden=3)
+    y.backward()
+    np.testing.assert_allclose(x.grad.asnumpy(), np.ones((5, 3)) @ w.asnumpy(), rtol=1e-6)
+
+
+def test_fully_connected_rule_gets_wanted_symbolically():
+    """A graph whose data is an operator output but not differentiated has no data-gradient node."""
+    data = mx.sym.var("x")
+    h = mx.sym.relu(data)
+    y = mx.sym.FullyConnected(h, num_hidden=3, name="fc")
+    g = y.gradient(["fc_weight", "fc_bias"])
+    ops = {n["op"] for n in json.loads(g.tojson())["nodes"]}
+    assert "_backward_FullyConnected_data" not in ops and "_backward_FullyConnected" not in ops, ops
+    assert "_backward_FullyConnected_weight" in ops
+
+
+def test_rules_without_the_keyword_keep_working():
+    from hybridgraph.nd.registry import OpDef, call_gradient
+
+    seen = []
+    op = OpDef("_test_old_rule", gradient=lambda F, a, i, o, g: seen.append("old") or [g[0]])
+    assert call_gradient(op, nd, op.schema.parse({}), [1], [2], [3], wanted=(0,)) == [3]
+    op2 = OpDef("_test_new_rule", gradient=lambda F, a, i, o, g, wanted=None: [wanted])
+    assert call_gradient(op2, nd, op2.schema.parse({}), [1], [2], [3], wanted=(0,)) == [(0,)]
+    assert seen == ["old"]
