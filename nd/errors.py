@@ -60,17 +60,26 @@ class NotImplementedForSymbol(MXNetError, NotImplementedError):
         return msg + " is not implemented for Symbol and only available in NDArray."
 
 
+def kernel_error_class(exc: BaseException) -> type:
+    """The MXNetError class for a kernel's own (numpy's) error: OutOfRangeError for an
+    IndexError, ShapeError for a ValueError, DTypeError for a TypeError, else MXNetError.
+    Each also derives from the builtin, so handlers of the builtin still catch it."""
+    if isinstance(exc, IndexError):
+        return OutOfRangeError
+    if isinstance(exc, ValueError):
+        return ShapeError
+    return DTypeError if isinstance(exc, TypeError) else MXNetError
+
+
 _COMBINED: dict[tuple[type, type], type] = {}
 
 
 def also_like(cls: type, exc: BaseException) -> type:
     """`cls` (a wrapper such as the plan's ExecutionError), made also a subclass of the error
-    class `exc` is or stands for: its own MXNetError class, ShapeError for a ValueError,
-    OutOfRangeError for an IndexError. Handlers written for the direct call keep working when
-    the same failure comes wrapped."""
-    base = (type(exc) if isinstance(exc, MXNetError) else OutOfRangeError if isinstance(exc, IndexError)
-            else ShapeError if isinstance(exc, ValueError) else None)
-    if base is None or issubclass(base, cls):
+    class `exc` is or stands for: its own MXNetError class, or `kernel_error_class(exc)`.
+    Handlers written for the direct call keep working when the same failure comes wrapped."""
+    base = type(exc) if isinstance(exc, MXNetError) else kernel_error_class(exc)
+    if base is MXNetError or issubclass(base, cls):
         return cls
     key = (cls, base)
     if key not in _COMBINED:

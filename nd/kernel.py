@@ -18,7 +18,8 @@ What it does, in order:
    one dict lookup;
 2. runs the kernel (the op's numpy ufunc for plain numpy calls that have one),
    writing into `out` buffers when given;
-3. wraps a kernel's ValueError as a ShapeError naming the op and the input shapes;
+3. wraps a kernel's ValueError, IndexError or TypeError as the matching MXNetError
+   (`nd.errors.kernel_error_class`) naming the op and the input shapes;
 4. reports every in-place write (mutated inputs, `out` buffers) to nd.writes.
 
 Contexts are checked by `input_context` on the NDArrays a call is made with; the
@@ -35,7 +36,7 @@ import numpy as np
 
 from .attrs import Attrs
 from .backend import Context
-from .errors import DTypeError, MXNetError, OutOfRangeError, ShapeError
+from .errors import DTypeError, MXNetError, ShapeError, kernel_error_class
 from .registry import OpDef, merge_shape
 from .writes import WATCHED, note_write
 
@@ -93,12 +94,11 @@ def run_kernel(op: OpDef, attrs: Attrs, arrays: Sequence, xp: Any, is_train: boo
                 res = op.forward(xp, attrs, *arrays)
         else:
             res = _run_into(op, attrs, arrays, xp, is_train, out, direct)
-    except (ValueError, IndexError) as exc:
+    except (ValueError, IndexError, TypeError) as exc:
         if isinstance(exc, MXNetError):
             raise
         shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
-        cls = OutOfRangeError if isinstance(exc, IndexError) else ShapeError
-        raise cls(f"operator {op.name}: {exc} (input shapes {shapes})") from None
+        raise kernel_error_class(exc)(f"operator {op.name}: {exc} (input shapes {shapes})") from None
     if WATCHED:
         for i in op.mutated(attrs) if op.mutate_inputs else ():
             if i < len(arrays):
@@ -155,8 +155,9 @@ def rule_error(op: OpDef, attrs: Attrs, shapes: Sequence[tuple], dtypes: Sequenc
             if want is None or _fits(what, want, got):
                 continue
             slot = names[i] if i < len(names) else f"#{i}"
+            word = "shape" if what == "shape" else "type"   # graph inference's words (symbol/infer.py)
             return cls, _message(op, names, what, values,
-                                 f"{what} of input {slot!r}: expected {_fmt(want)}, got {_fmt(got)}")
+                                 f"{word} of input {slot!r}: expected {_fmt(want)}, got {_fmt(got)}")
     return None
 
 

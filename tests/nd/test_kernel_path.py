@@ -226,3 +226,39 @@ def test_rules_without_the_keyword_keep_working():
     op2 = OpDef("_test_new_rule", gradient=lambda F, a, i, o, g, wanted=None: [wanted])
     assert call_gradient(op2, nd, op2.schema.parse({}), [1], [2], [3], wanted=(0,)) == [(0,)]
     assert seen == ["old"]
+
+
+# -- OpDef is a typed dataclass (issue 13, item 6) -------------------------------------------
+
+def test_opdef_is_a_typed_keyword_only_dataclass():
+    import dataclasses
+    import inspect
+
+    from hybridgraph.nd.registry import OpDef
+
+    assert dataclasses.is_dataclass(OpDef)
+    params = list(inspect.signature(OpDef).parameters.values())
+    assert params[0].name == "name"
+    assert all(p.kind is p.KEYWORD_ONLY for p in params[1:])
+    assert all(p.annotation is not inspect.Parameter.empty for p in params)
+    lines = inspect.getsource(OpDef).splitlines()
+    starts = {ln.split(":")[0].strip(): i for i, ln in enumerate(lines) if ln.startswith("    ") and
+              not ln.startswith("     ") and ":" in ln}
+    undocumented = [f.name for f in dataclasses.fields(OpDef) if f.name not in {"name", "doc"}
+                    and not lines[starts[f.name] - 1].strip().startswith("#:")]
+    assert not undocumented, f"OpDef fields without a #: comment: {undocumented}"
+    with pytest.raises(TypeError):
+        OpDef("_t", ("data",))   # keywords only
+
+
+def test_opdef_normalises_its_fields():
+    from hybridgraph.nd.registry import OpDef, same_type
+
+    op = OpDef("_t_norm", inputs=("a", "b"), outputs=("y", "mask"), num_visible_outputs=1)
+    assert op.num_visible_outputs(op.schema.parse({})) == 1 and op.static_visible == 1
+    assert op.input_names(op.schema.parse({})) == ("a", "b") and op.infer_type is same_type
+    assert not op.differentiable and not op.public
+    op.def_gradient(lambda F, a, i, o, g: [g[0], None])
+    assert op.differentiable
+    assert not OpDef("_t_nd", differentiable=False, gradient=lambda *a: None).differentiable
+    assert hash(op) != hash(OpDef("_t_norm")) and op != OpDef("_t_norm")   # identity

@@ -109,6 +109,16 @@ def _kind(exc: Exception) -> tuple:
     return tuple(k.__name__ for k in _KINDS if isinstance(exc, k))
 
 
+def _core(message: str) -> str:
+    """The part of an eager error every path's message repeats: the rule's or the kernel's own
+    words, without the eager call's framing (nd.kernel) or a graph node's name."""
+    if message.startswith("Error in operator "):
+        return message.split(": ", 1)[1].rsplit(". Input ", 1)[0]
+    if message.startswith("operator ") and " (input shapes " in message:
+        return message.split(": ", 1)[1].rsplit(" (input shapes ", 1)[0]
+    return message
+
+
 def _agree(name: str, results: dict, random: bool, what: str) -> None:
     kinds = {p: r[0] for p, r in results.items()}
     if len(set(kinds.values())) > 1:
@@ -117,6 +127,9 @@ def _agree(name: str, results: dict, random: bool, what: str) -> None:
     if kinds["eager"] == "error":
         classes = {p: _kind(r[1]) for p, r in results.items()}
         assert len(set(classes.values())) == 1, f"{name} ({what}): different error classes {classes}"
+        core = _core(str(results["eager"][1]))
+        for p, r in results.items():
+            assert core in str(r[1]), f"{name} ({what}): {p}'s message lacks {core!r}: {r[1]}"
         return
     ref = results["eager"][1]
     for p in PATHS[1:]:
