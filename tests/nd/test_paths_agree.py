@@ -208,9 +208,12 @@ def test_elemwise_add_does_not_broadcast_eagerly():
 
 @pytest.mark.parametrize("dtype", ["int32", "float16"])
 @pytest.mark.parametrize("hybridize", [False, True])
-def test_initialized_dense_rejects_other_dtypes(dtype, hybridize):
-    """MXNet: 'expected int32, got float32' (the weight is float32) eagerly and hybridized."""
-    net = gluon.nn.Dense(4, in_units=3)
+@pytest.mark.parametrize("in_units", [3, 0], ids=["initialized", "deferred"])
+def test_dense_rejects_other_dtypes(dtype, hybridize, in_units):
+    """MXNet: 'expected int32, got float32' (the weight is float32) eagerly and hybridized,
+    also when the first call infers the weight's shape (a dtype error is not a failed
+    shape inference)."""
+    net = gluon.nn.Dense(4, in_units=in_units)
     net.initialize()
     if hybridize:
         net.hybridize()
