@@ -15,6 +15,7 @@ from typing import Any
 from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
+from hybridgraph.nd.errors import DTypeError
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.tracer import current_trace
 
@@ -103,8 +104,8 @@ class HybridBlock(Block):
         """Learn unknown parameter shapes from the inputs by tracing, then initialise them."""
         try:
             trace_block(self, args, kwargs)
-        except DeferredInitializationError:
-            raise
+        except (DeferredInitializationError, DTypeError):   # MXNet infers shapes only: a dtype
+            raise                                            # error is the call's own (as eagerly)
         except Exception as exc:
             raise ValueError(f"Deferred initialization failed because shape cannot be inferred. {exc}") from exc
         for p in self.collect_params().values():

@@ -14,10 +14,11 @@ from typing import Any
 import numpy as np
 
 from hybridgraph import nd
-from hybridgraph.nd.dispatch import note_call_writes, parse_cached
+from hybridgraph.nd.dispatch import parse_cached
+from hybridgraph.nd.kernel import input_context, run_kernel
 from hybridgraph.nd.ndarray import NDArray
 from hybridgraph.nd.registry import get_op
-from hybridgraph.nd.writes import WATCHED, note_write
+from hybridgraph.nd.writes import note_write
 
 
 # -- calling the registry's update kernels --------------------------------------------
@@ -41,22 +42,12 @@ class _Kernel:
 
     def __call__(self, inputs: list, attrs: dict, out: NDArray | list | None = None) -> NDArray | list:
         op = self.op
-        arrays = list(map(_DATA, inputs))
-        parsed = parse_cached(op, attrs)
-        xp = inputs[0]._ctx.xp
-        if isinstance(out, list):   # a multi_* op: every weight written in place by one call
-            op.forward(xp, parsed, *arrays, out=tuple(map(_DATA, out)))
-            targets = out
-        else:
-            target = inputs[0] if out is None else out
-            if op.writes_out and target is inputs[0]:
-                # the update kernels write the new weight straight into it (no copy)
-                op.forward(xp, parsed, *arrays, out=(target._data,))
-            else:
-                target._data[...] = op.compute(xp, parsed, arrays)[0]
-            targets = [target]
-        if WATCHED:  # folded inference graphs froze the old values (nd.writes)
-            note_call_writes(op, parsed, inputs, targets)
+        targets = out if isinstance(out, list) else [inputs[0] if out is None else out]
+        # a multi_* op writes every weight in place in one call; a single update kernel writes
+        # the new weight straight into it (no copy)
+        direct = isinstance(out, list) or targets[0] is inputs[0]
+        run_kernel(op, parse_cached(op, attrs), list(map(_DATA, inputs)), input_context(op, inputs).xp,
+                   out=list(map(_DATA, targets)), direct=direct)
         return out if isinstance(out, list) else targets[0]
 
 

@@ -13,21 +13,20 @@ import inspect
 from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Any
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 from . import autograd
 from .attrs import Attrs
 from .backend import Context, current_context
-from .errors import AttrError, AutogradError, MXNetError, ShapeError
-from .registry import ZERO_GRAD, OpDef, all_names, get_op
-from .writes import WATCHED, note_write
+from .errors import AttrError, AutogradError, MXNetError
+from .registry import ZERO_GRAD, OpDef, all_names, call_gradient, get_op
+from .kernel import input_context, run_kernel
 
 _symbolic_invoke: Callable | None = None
 
 # per-array attribute reads and tests as C functions (the eager hot path maps them over inputs)
 _AUTOGRAD_ENTRY = attrgetter("_ag")
 _BACKEND_ARRAY = attrgetter("_data")
-_CONTEXT = attrgetter("_ctx")
 _IS_SYMBOLIC = attrgetter("_is_symbolic")
 _IS_NONE = functools.partial(is_, None)   # not `x == None`: NDArray compares elementwise
 _IS_NOT_NONE = functools.partial(is_not, None)
@@ -118,7 +117,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
 
 # -- the eager path ----------------------------------------------------------
 
-def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
+def _op_gradient(op: OpDef, attrs: Attrs, wanted: tuple, inputs, outputs, ograds):
     """Run a registry gradient rule eagerly (the tape's grad_fn for registry ops)."""
     ops_namespace = autograd._late().F
     if op.gradient is None:
@@ -126,7 +125,7 @@ def _op_gradient(op: OpDef, attrs: Attrs, inputs, outputs, ograds):
                             "rule. Compute it outside autograd.record() or use BlockGrad.")
     if op.gradient == ZERO_GRAD:
         return [ops_namespace.zeros_like(x) for x in inputs]
-    return list(op.gradient(ops_namespace, attrs, inputs, outputs, ograds))
+    return call_gradient(op, ops_namespace, attrs, inputs, outputs, ograds, wanted)
 
 
 def invoke(op: OpDef, inputs: list, given: dict | Attrs, out: Any = None, name: str | None = None,
@@ -158,77 +157,49 @@ def _ndarray_class():
 
 
 def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
-    """Execute the kernel on concrete NDArrays and record it when needed."""
+    """Execute the kernel on concrete NDArrays (nd.kernel.run_kernel) and record it when needed."""
     NDArray = _NDARRAY or _ndarray_class()  # noqa: N806 - the class, imported late (cycle)
     if inputs:
-        ctx = inputs[0]._ctx
-        if len(inputs) > 1 and not all(map(is_, map(_CONTEXT, inputs), repeat(ctx))):
-            for x in inputs:
-                if x._ctx != ctx:
-                    raise MXNetError(f"operator {op.name}: inputs live on different contexts "
-                                     f"({ctx} and {x._ctx}); use as_in_context() first")
+        ctx = input_context(op, inputs)
     else:
         ctx = attrs.get("ctx") or current_context()
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
-    try:
-        buf = None if rec or out is None else _inplace_out(op, attrs, inputs, out)
-        if buf is None:
-            res = op.compute(ctx.xp, attrs, list(map(_BACKEND_ARRAY, inputs)), train)
-        else:  # e.g. sgd_update(w, g, out=w): the kernel writes the new weight in place
-            kw = {"is_train": train} if op.train_aware else {}
-            res = op.forward(ctx.xp, attrs, *[x._data for x in inputs], out=(buf,), **kw)
-    except ValueError as exc:
-        if isinstance(exc, MXNetError):
-            raise
-        shapes = ", ".join(str(x.shape) for x in inputs)
-        raise ShapeError(f"operator {op.name}: {exc} (input shapes {shapes})") from None
-    if WATCHED:
-        note_call_writes(op, attrs, inputs, None)  # after the kernel; the `out=` copies are noted below
+    arrays = list(map(_BACKEND_ARRAY, inputs))
+    if out is None:
+        res = run_kernel(op, attrs, arrays, ctx.xp, train)
+    else:
+        targets = out if isinstance(out, (list, tuple)) else [out]
+        res = run_kernel(op, attrs, arrays, ctx.xp, train, out=list(map(_BACKEND_ARRAY, targets)),
+                         direct=not rec and _inplace_out(op, attrs, inputs, out))
     nvis = op.static_visible
     if nvis is None:
         nvis = op.num_visible_outputs(attrs)
     outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
     if rec and any(map(_AUTOGRAD_ENTRY, inputs)):   # an entry (Leaf or tape position) is never false
-        node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs), inputs, res,
+        wanted = tuple(i for i, x in enumerate(inputs) if x._ag is not None)
+        node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs, wanted), inputs, res,
                                  op.name, loss=op.loss)
         for i, o in enumerate(outs):
             o._ag = (node, i)
     if out is not None:
-        targets = out if isinstance(out, (list, tuple)) else [out]
         for t, o in zip(targets, outs):
-            if t._data is not o._data:
-                t._data[...] = o._data
             if o._ag is not None:  # an unrecorded write keeps `t` a variable (MXNet)
                 t._ag = o._ag
-        if WATCHED:
-            note_call_writes(op, attrs, (), out)
         return out
     return outs[0] if nvis == 1 else outs
 
 
-def note_call_writes(op: OpDef, attrs: Attrs, inputs: Sequence, out: Any) -> None:
-    """Tell nd.writes about the buffers a call wrote: the inputs the kernel mutates (in
-    place, e.g. BatchNorm's moving statistics; `out` may be among them) and the `out=`
-    destinations."""
-    for i in op.mutated(attrs) if inputs else ():
-        if i < len(inputs):
-            note_write(inputs[i]._data)
-    if out is not None:
-        for t in out if isinstance(out, (list, tuple)) else [out]:
-            note_write(t._data)
-
-
-def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any):
-    """`out`'s array when a `writes_out` kernel may fill it directly: `out` is the input its
-    single output may overwrite (an `inplace` pair), so shape and dtype are the input's."""
-    if not op.writes_out or not op.inplace or out is None or isinstance(out, (list, tuple)):
-        return None
+def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any) -> bool:
+    """Whether a `writes_out` kernel may fill `out` directly: `out` is the input its single
+    output may overwrite (an `inplace` pair), so shape and dtype are the input's."""
+    if not op.writes_out or not op.inplace or isinstance(out, (list, tuple)):
+        return False
     for i, o in op.inplace:
         if o == 0 and i < len(inputs) and inputs[i] is out and op.num_outputs(attrs) == 1:
-            return out._data
-    return None
+            return True
+    return False
 
 
 _ATTR_CACHE: dict = {}

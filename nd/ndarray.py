@@ -14,7 +14,8 @@ import numpy as np
 from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
 from .dispatch import invoke, parse_cached, run_eager
-from .errors import MXNetError, ShapeError
+from .kernel import run_kernel
+from .errors import MXNetError
 from .registry import get_op
 from .writes import note_write
 
@@ -270,42 +271,28 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     top = get_op(tensor_op)
     sop = get_op(scalar_op) if scalar_op else None
     rsop = get_op(rscalar_op) if rscalar_op else None
-    fwd = top.forward
-    ufunc = top.ufunc
     default_attrs = top.schema.parse({})
 
     scalar_op = rsop if reverse else sop
-    sfwd = scalar_op.forward if scalar_op is not None else None
     scalar_attrs: dict = {}
 
     def method(self, other):
         tp = type(other)
         if type(self) is NDArray and not inplace and not (
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
-            # hot paths: no binding, no attribute parsing, no tape
+            # hot paths: no binding, no attribute parsing, no tape (nd.kernel applies the rules)
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
-                a, b = self._data, other._data
-                if a.dtype is not b.dtype and a.dtype != b.dtype:
-                    raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
-                                     "cast one side with astype()")
-                try:
-                    if ufunc is not None and type(a) is np.ndarray:
-                        res = ufunc(a, b)
-                    else:
-                        res = fwd(self._ctx.xp, default_attrs, a, b)[0]
-                except ValueError as exc:
-                    raise ShapeError(f"{tensor_op}: cannot combine shapes {self.shape} and {other.shape}: "
-                                     f"{exc}") from None
                 out = _new(NDArray)
-                out._data, out._ctx, out._ag = res, self._ctx, None
+                out._data = run_kernel(top, default_attrs, (self._data, other._data), self._ctx.xp)[0]
+                out._ctx, out._ag = self._ctx, None
                 return out
-            if (tp is float or tp is int) and sfwd is not None:
+            if (tp is float or tp is int) and scalar_op is not None:
                 a = scalar_attrs.get((tp, other))
                 if a is None:
                     a = scalar_attrs[(tp, other)] = scalar_op.schema.parse({"scalar": other})
                     if len(scalar_attrs) > 256:
                         scalar_attrs.clear()
-                return NDArray._wrap(sfwd(self._ctx.xp, a, self._data)[0], self._ctx)
+                return NDArray._wrap(run_kernel(scalar_op, a, (self._data,), self._ctx.xp)[0], self._ctx)
         other = _as_operand(other, self)
         if isinstance(other, _SCALARS):
             op = rsop if reverse else sop

@@ -8,6 +8,8 @@ here; nothing else defines an operator.
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from typing import Any
 from collections.abc import Callable, Iterable, Sequence
 
@@ -26,86 +28,125 @@ def _const(value):
     return lambda a: value
 
 
-class OpDef:
-    """One operator. See DESIGN.md, "The operator registry", for each field."""
+Rule = Callable[..., Any]
 
-    def __init__(self, name: str, *, aliases: Sequence[str] = (),
-                 inputs: Sequence[str] | Callable[[Attrs], Sequence[str]] = ("data",),
-                 aux: Sequence[str] = (),
-                 outputs: Sequence[str] | Callable[[Attrs], Sequence[str]] = ("output",),
-                 num_visible_outputs: int | Callable[[Attrs], int] | None = None,
-                 attrs: dict[str, Attr] | None = None, ignored_attrs: Iterable[str] = (),
-                 forward: Callable | None = None, infer_shape: Callable | None = None,
-                 infer_type: Callable | None = None, gradient: Callable | str | None = None,
-                 elementwise: bool = False, inplace: Sequence[tuple[int, int]] = (),
-                 is_random: bool = False, loss: bool = False, train_aware: bool = False,
-                 mutate_inputs: Sequence[int] | Callable = (), key_var_num_args: str | None = None,
-                 hint: str | None = None, doc: str = "", differentiable: bool | None = None,
-                 fluent: bool = True, public: bool | None = None, learnable: Sequence[str] = (),
-                 writes_out: bool = False, cexpr: str | None = None, var_init: dict | None = None,
-                 ufunc: Any = None,
-                 identity_when: Callable | None = None, self_compose: Callable | None = None,
-                 affine_channel: Callable | None = None, inference_scale_shift: Callable | None = None):
-        self.name = name
-        self.aliases = tuple(aliases)
+
+@dataclasses.dataclass(eq=False, repr=False)
+class OpDef:
+    """One operator: its names, slots, attribute schema, rules, kernel and gradient, plus the
+    properties the graph passes read (DESIGN.md, "The operator registry").
+
+    Constructed with the operator's name and keywords only. `inputs`, `outputs`, `attrs`,
+    `ignored_attrs` are read at construction (into `input_names()`, `output_names()` and
+    `schema`); the other fields stay readable under their names, normalised:
+    `num_visible_outputs` becomes a function of the attributes, `infer_type` defaults to
+    `same_type`, `differentiable` and `public` are decided when not given. Identity is the
+    object: operators are compared and hashed by `is` (they key caches).
+    """
+
+    name: str
+    _: dataclasses.KW_ONLY
+    #: other registered names (`_plus`, `_Plus` for elemwise_add), all resolving to this op
+    aliases: Sequence[str] = ()
+    #: input slot names (arguments then aux states), or attrs -> names when they vary
+    inputs: dataclasses.InitVar[Sequence[str] | Callable[[Attrs], Sequence[str]]] = ("data",)
+    #: the input names that are auxiliary states (BatchNorm's moving_mean, moving_var)
+    aux: Sequence[str] = ()
+    #: output names, or attrs -> names
+    outputs: dataclasses.InitVar[Sequence[str] | Callable[[Attrs], Sequence[str]]] = ("output",)
+    #: how many outputs a call returns (the rest are hidden, like Dropout's mask): a number,
+    #: attrs -> number, or None for all; after construction always attrs -> number
+    num_visible_outputs: int | Callable[[Attrs], int] | None = None
+    #: the attribute declarations; None: MXNet's ops without a parameter struct (any attribute kept)
+    attrs: dataclasses.InitVar[dict[str, Attr] | None] = None
+    #: attribute names accepted and dropped (MXNet's legacy ones)
+    ignored_attrs: dataclasses.InitVar[Iterable[str]] = ()
+    #: the kernel: forward(xp, attrs, *arrays[, out=buffers][, is_train=]) -> tuple of outputs
+    forward: Rule | None = None
+    #: infer_shape(attrs, *input shapes) -> (input shapes, output shapes) or None (unknown)
+    infer_shape: Rule | None = None
+    #: infer_type(attrs, *input dtypes) -> (input dtypes, output dtypes) or None; same_type when None
+    infer_type: Rule | None = None
+    #: gradient(F, attrs, inputs, outputs, ograds[, wanted=]) -> one gradient (or None) per input,
+    #: or ZERO_GRAD; run through `call_gradient`
+    gradient: Rule | str | None = None
+    #: one output computed elementwise from same-shape inputs (fusable)
+    elementwise: bool = False
+    #: (input, output) pairs whose storage the output may share
+    inplace: Sequence[tuple[int, int]] = ()
+    #: draws random numbers (or attrs -> bool); read through `random_for`
+    is_random: bool | Callable[[Attrs], bool] = False
+    #: loss-style: the gradient ignores the head gradient (SoftmaxOutput)
+    loss: bool = False
+    #: the kernel takes `is_train` (Dropout, BatchNorm)
+    train_aware: bool = False
+    #: positions of inputs the kernel writes in place, or attrs -> positions; read through `mutated`
+    mutate_inputs: Sequence[int] | Callable[[Attrs], Sequence[int]] = ()
+    #: the attribute counting a variable number of inputs (concat's num_args)
+    key_var_num_args: str | None = None
+    #: the stem of automatic node names (fullyconnected0); the lower-cased name when None
+    hint: str | None = None
+    doc: str = ""
+    #: whether gradients flow through; None: whether there is a gradient rule
+    differentiable: bool | None = None
+    #: whether NDArray / Symbol get a method of this name (x.relu())
+    fluent: bool = True
+    #: exposed in nd / symbol (not only _internal); None: the name does not start with "_"
+    public: bool | None = None
+    #: inputs a Symbol-API call creates variables for when they are not given (FullyConnected's weight)
+    learnable: Sequence[str] = ()
+    #: the kernel accepts `out=(buffers,)` and writes its results there (memory planner)
+    writes_out: bool = False
+    #: C expression of an elementwise op for generated GPU kernels: inputs x0, x1, ...;
+    #: scalar attributes named as in the schema
+    cexpr: str | None = None
+    #: the `__init__` MXNet gives a variable feeding input i on compose (FSetInputVarAttrOnCompose)
+    var_init: dict | None = None
+    #: a numpy ufunc computing this op exactly on two numpy arrays of one dtype (nd.kernel uses it)
+    ufunc: Any = None
+    #: identity_when(attrs, is_train, input-0 shape or None) -> True when output 0 equals input 0 in
+    #: value and gradient (`is_train`: the graph runs in training and is differentiated)
+    identity_when: Rule | None = None
+    #: self_compose(inner attrs, outer attrs, inner input shape or None) -> attribute dict of ONE
+    #: application equal to op(op(x, inner), outer), "identity" when they cancel, or None
+    self_compose: Rule | None = None
+    #: affine_channel(attrs) -> (output channel axis, weight channel axis) when output channel c is
+    #: linear in weight[c] plus bias[c] (inputs "weight", optional "bias", attribute no_bias)
+    affine_channel: Rule | None = None
+    #: inference_scale_shift(attrs, *numpy inputs after data) -> (channel axis, scale, shift): at
+    #: inference output 0 = data * scale + shift along that axis (BatchNorm's moving statistics)
+    inference_scale_shift: Rule | None = None
+
+    def __post_init__(self, inputs, outputs, attrs, ignored_attrs) -> None:
+        name = self.name
+        self.aliases = tuple(self.aliases)
         self._inputs = inputs if callable(inputs) else _const(tuple(inputs))
         #: the input names when they do not depend on the attributes (the common case)
         self.static_inputs: tuple | None = None if callable(inputs) else tuple(inputs)
-        self.aux = tuple(aux)
+        self.aux = tuple(self.aux)
         self._outputs = outputs if callable(outputs) else _const(tuple(outputs))
-        if num_visible_outputs is None:
-            self._num_visible = lambda a: len(self._outputs(a))
-        else:
-            self._num_visible = num_visible_outputs if callable(num_visible_outputs) else _const(num_visible_outputs)
+        nvis = self.num_visible_outputs
         #: the number of visible outputs when it does not depend on the attributes (else None)
         self.static_visible: int | None = (
-            num_visible_outputs if isinstance(num_visible_outputs, int)
-            else len(tuple(outputs)) if num_visible_outputs is None and not callable(outputs) else None)
-        # MXNet ops without a parameter struct accept (and keep) any attribute
+            nvis if isinstance(nvis, int)
+            else len(tuple(outputs)) if nvis is None and not callable(outputs) else None)
+        if nvis is None:
+            self.num_visible_outputs = lambda a: len(self._outputs(a))
+        elif not callable(nvis):
+            self.num_visible_outputs = _const(nvis)
         self.schema = AttrSchema(name, dict(attrs or {}), ignored=ignored_attrs, allow_extra=not attrs)
-        self.forward = forward
-        self.infer_shape = infer_shape
-        self.infer_type = infer_type or same_type
-        self.gradient = gradient
-        self.elementwise = elementwise
-        self.inplace = tuple(inplace)
-        self.is_random = is_random
-        self.loss = loss
-        self.train_aware = train_aware
-        # positions of inputs the kernel writes in place: a tuple, or attrs -> tuple when they
-        # depend on the attributes (multi_sgd_mom_update's momenta); read through `mutated`
-        self.mutate_inputs = mutate_inputs if callable(mutate_inputs) else tuple(mutate_inputs)
-        self.key_var_num_args = key_var_num_args
-        self.hint = hint or name.lower()
-        self.doc = doc
-        self._differentiable = differentiable
-        self.fluent = fluent
-        self.public = (not name.startswith("_")) if public is None else public
-        # inputs a Symbol-API call creates variables for when they are not given
-        self.learnable = tuple(learnable)
-        # the kernel accepts `out=(buffers,)` and writes its results there (memory planner)
-        self.writes_out = writes_out
-        # C expression of an elementwise op for generated GPU kernels: inputs are
-        # x0, x1, ...; scalar attributes are named as in the schema
-        self.cexpr = cexpr
-        # `__init__` MXNet gives a variable feeding input i on compose (FSetInputVarAttrOnCompose)
-        self.var_init = dict(var_init or {})
-        # a numpy ufunc computing this op exactly on two numpy arrays of one dtype (the
-        # eager NDArray operator fast path skips the generic kernel wrapper with it)
-        self.ufunc = ufunc
-        # properties the graph passes (symbol/passes/) read:
-        # identity_when(attrs, is_train, input-0 shape or None) -> True when output 0 equals
-        # input 0 in value and gradient (`is_train`: the graph runs in training and is differentiated)
-        self.identity_when = identity_when
-        # self_compose(inner attrs, outer attrs, inner input shape or None) -> attribute dict of ONE
-        # application equal to op(op(x, inner), outer), "identity" when they cancel, or None
-        self.self_compose = self_compose
-        # affine_channel(attrs) -> (output channel axis, weight channel axis) when output channel c
-        # is linear in weight[c] plus bias[c] (inputs "weight", optional "bias", attribute no_bias)
-        self.affine_channel = affine_channel
-        # inference_scale_shift(attrs, *numpy inputs after data) -> (channel axis, scale, shift): at
-        # inference output 0 = data * scale + shift along that axis (BatchNorm's moving statistics)
-        self.inference_scale_shift = inference_scale_shift
+        self.infer_type = self.infer_type or same_type
+        self.inplace = tuple(self.inplace)
+        if not callable(self.mutate_inputs):
+            self.mutate_inputs = tuple(self.mutate_inputs)
+        self.hint = self.hint or name.lower()
+        self._differentiable_given = self.differentiable is not None
+        if not self._differentiable_given:
+            self.differentiable = self.gradient is not None
+        if self.public is None:
+            self.public = not name.startswith("_")
+        self.learnable = tuple(self.learnable)
+        self.var_init = dict(self.var_init or {})
 
     # -- structure ---------------------------------------------------------
     def input_names(self, a: Attrs) -> tuple:
@@ -128,9 +169,6 @@ class OpDef:
         m = self.mutate_inputs
         return tuple(m(a)) if callable(m) else m
 
-    def num_visible_outputs(self, a: Attrs) -> int:
-        return self._num_visible(a)
-
     def aux_indices(self, a: Attrs) -> tuple:
         names = self.input_names(a)
         return tuple(i for i, n in enumerate(names) if n in self.aux)
@@ -138,12 +176,6 @@ class OpDef:
     def random_for(self, a: Attrs) -> bool:
         """Whether this call draws random numbers (`is_random` may depend on attributes)."""
         return self.is_random(a) if callable(self.is_random) else bool(self.is_random)
-
-    @property
-    def differentiable(self) -> bool:
-        if self._differentiable is not None:
-            return self._differentiable
-        return self.gradient is not None
 
     def parse_attrs(self, given: dict) -> Attrs:
         return self.schema.parse(given)
@@ -158,6 +190,8 @@ class OpDef:
     # -- decorators for the function form -----------------------------------
     def def_gradient(self, fn: Callable) -> Callable:
         self.gradient = fn
+        if not self._differentiable_given:
+            self.differentiable = True
         return fn
 
     def def_shape(self, fn: Callable) -> Callable:
@@ -170,6 +204,32 @@ class OpDef:
 
     def __repr__(self) -> str:
         return f"<OpDef {self.name}>"
+
+
+for _initvar in ("inputs", "outputs", "attrs", "ignored_attrs"):   # read at construction only
+    delattr(OpDef, _initvar)
+
+
+_TAKES_WANTED: dict = {}
+
+
+def call_gradient(op: "OpDef", F: Any, a: Attrs, inputs: Sequence, outputs: Sequence,  # noqa: N803
+                  ograds: Sequence, wanted: tuple | None = None) -> list:
+    """Run `op`'s gradient rule: `rule(F, attrs, inputs, outputs, ograds)`, plus `wanted=` (the
+    positions of the inputs whose gradients are needed, Chainer's `indexes`; None = all) for
+    rules that declare that keyword, so they can skip work (FullyConnected's data gradient).
+    A rule may return None for an input outside `wanted`."""
+    rule = op.gradient
+    takes = _TAKES_WANTED.get(rule)
+    if takes is None:
+        try:
+            takes = "wanted" in inspect.signature(rule).parameters
+        except (TypeError, ValueError):
+            takes = False
+        _TAKES_WANTED[rule] = takes
+    if takes:
+        return list(rule(F, a, inputs, outputs, ograds, wanted=wanted))
+    return list(rule(F, a, inputs, outputs, ograds))
 
 
 def register(name: str, **kwargs: Any) -> Callable:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from collections.abc import Sequence
 
 from hybridgraph.nd.errors import MXNetError
-from hybridgraph.nd.registry import ZERO_GRAD, has_op
+from hybridgraph.nd.registry import ZERO_GRAD, call_gradient, has_op
 
 from . import naming
 from .graph import Entry, Node, topo_sort
@@ -64,8 +64,9 @@ def _sum(grads: list[Symbol]) -> Symbol:
     return total
 
 
-def _call_rule(node: Node, ograds: list[Symbol]) -> list:
-    """Run one node's gradient rule symbolically; one entry (or None) per input."""
+def _call_rule(node: Node, ograds: list[Symbol], wanted: tuple | None = None) -> list:
+    """Run one node's gradient rule symbolically; one entry (or None) per input (`wanted`:
+    the inputs whose gradients are needed, None = all)."""
     from . import ops_namespace as F  # noqa: N812
     op = node.op
     inputs = [Symbol([e]) for e in node.inputs]
@@ -76,7 +77,7 @@ def _call_rule(node: Node, ograds: list[Symbol]) -> list:
                          "before it (BlockGrad) or set grad_req='null' for the arguments behind it.")
     if op.gradient == ZERO_GRAD:
         return [F.zeros_like(x) for x in inputs]
-    res = list(op.gradient(F, node.attrs, inputs, outputs, ograds))
+    res = call_gradient(op, F, node.attrs, inputs, outputs, ograds, wanted)
     if len(res) != len(inputs):
         raise MXNetError(f"the gradient rule of {op.name} (node {node.name!r}) returned {len(res)} "
                          f"gradients for {len(inputs)} inputs")
@@ -130,7 +131,7 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
             ograds = _node_ograds(node, grads)
             if ograds is None:
                 continue
-            res = _call_rule(node, ograds)
+            res = _call_rule(node, ograds, tuple(i for i, (src, _) in enumerate(node.inputs) if id(src) in need))
         for entry, g in zip(node.inputs, res):
             if g is None:
                 continue

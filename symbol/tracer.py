@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from hybridgraph.nd.errors import NotImplementedForSymbol
-from hybridgraph.nd.registry import merge_shape
+from hybridgraph.nd.kernel import rule_error
+from hybridgraph.nd.registry import merge_shape, shape_known
 
 from .symbol import Symbol
 
@@ -260,6 +261,10 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
     in_avals = [state.aval(e) for e in entries]
     shapes = [a[0] for a in in_avals]
     dtypes = [a[1] for a in in_avals]
+    if all(d is not None for d in dtypes) and all(map(shape_known, shapes)):
+        verdict = rule_error(op, attrs, shapes, dtypes)   # what the eager call raises (nd.kernel)
+        if verdict is not None:
+            raise verdict[0](f"{user_frame()}: {verdict[1]}")
     if op.infer_shape is not None:
         try:
             res = op.infer_shape(attrs, *shapes)

@@ -197,14 +197,22 @@ def _is_graph_input(x) -> bool:
 
 
 @FullyConnected.def_gradient
-def _fc_gradient(F, a, inputs, outputs, ograds):
-    """One `_backward_FullyConnected` node (MXNet's), except on a graph input.
+def _fc_gradient(F, a, inputs, outputs, ograds, wanted=None):
+    """One `_backward_FullyConnected` node (MXNet's); the weight (and bias) gradient alone when
+    the data's gradient is not `wanted` (a batch, a frozen input: no (batch x out) @ (out x in)
+    product for nothing), and split nodes on a graph input.
 
     A graph input's gradient is often not wanted (the data of the first layer): there the
     data gradient is a node of its own, which dead-code elimination drops when nothing
     asks for it, and the weight and bias gradients are another. Elsewhere one node keeps
     the three gradients at one point of the schedule, so that the output gradient dies
     there (split nodes would keep it alive until the weight gradient runs)."""
+    if wanted is not None and 0 not in wanted:
+        kw = {"num_hidden": a.num_hidden, "flatten": a.flatten}
+        if a.no_bias:
+            return [None, F._backward_FullyConnected_weight(ograds[0], inputs[0], no_bias=True, **kw)]
+        res = F._backward_FullyConnected_weight(ograds[0], inputs[0], inputs[2], no_bias=False, **kw)
+        return [None, res[0], res[1]]
     if not _is_graph_input(inputs[0]):
         res = F._backward_FullyConnected(ograds[0], *inputs, **_given(a))
         return [res[i] for i in range(len(inputs))]

@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ..attrs import Attr
-from ..errors import AttrError, ShapeError
+from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import merge_shape, register
 from .optim import _clip, _momentum, _rescale
 
@@ -50,7 +50,7 @@ def _check_counts(op: str, a, n_inputs: int, stride: int) -> int:
 
 def _merge_dtype(t, d):
     if t is not None and d is not None and t != d:
-        raise ShapeError("unequal dtypes")
+        raise DTypeError("unequal dtypes")
     return d if t is None else t
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridgraph.nd.backend import DTYPE_TO_FLAG
+from hybridgraph.nd.kernel import run_kernel
 
 from ..graph import Entry, Node, topo_sort
 from ..infer import is_open_creation
@@ -31,7 +32,7 @@ DEFAULT_MAX_CONSTANT_BYTES = 1 << 24
 def _evaluate(node: Node, arrays: list, ctx: PassContext) -> tuple | None:
     """The node's outputs computed with numpy, or None when it cannot run here."""
     try:
-        res = node.op.compute(np, node.attrs, arrays, ctx.for_training)
+        res = run_kernel(node.op, node.attrs, arrays, np, ctx.for_training)
     except Exception:  # noqa: BLE001 - left to the executor, which names the node
         return None
     return tuple(np.asarray(r) for r in res)

@@ -48,7 +48,8 @@ from operator import attrgetter, is_
 import numpy as np
 
 from hybridgraph.nd.backend import Context
-from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError, also_like
+from hybridgraph.nd.kernel import run_kernel
 
 from ..graph import Entry, Node, topo_sort
 from .calibration import Calibration, dead_after
@@ -72,8 +73,9 @@ class ExecutionError(MXNetError):
 
 def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError:
     text = ", ".join(str(tuple(s)) if s is not None else "?" for s in shapes)
-    return ExecutionError(f"while executing node {st.name} ({st.op.name}) with input shapes "
-                          f"[{text}]: {type(exc).__name__}: {exc}")
+    # also of the class the same call raises eagerly (ShapeError, DTypeError, ...: nd.kernel)
+    return also_like(ExecutionError, exc)(f"while executing node {st.name} ({st.op.name}) with input "
+                                          f"shapes [{text}]: {type(exc).__name__}: {exc}")
 
 
 # -- passes ------------------------------------------------------------------------------------
@@ -407,7 +409,7 @@ class Plan:
         for k, st in steps:
             args = [env[i] for i in st.inputs]
             try:
-                res = st.op.compute(xp, st.attrs, args, is_train)
+                res = run_kernel(st.op, st.attrs, args, xp, is_train)
             except Exception as exc:
                 raise step_error(st, [a.shape for a in args], exc) from exc
             if len(res) != len(st.outputs):
