@@ -93,9 +93,12 @@ class NDArray:
         return np.array(to_numpy(self._data), copy=True)
 
     def asscalar(self):
-        if self.size != 1:
+        data = self._data
+        if data.size != 1:
             raise ValueError(f"asscalar() needs an array of size 1, got shape {self.shape}")
-        return self.asnumpy().reshape(())[()]
+        # a numpy scalar (a copy of the value), as MXNet returns; called once per batch, so
+        # numpy arrays skip the host-copy helper
+        return (data if type(data) is np.ndarray else to_numpy(data)).reshape(-1)[0]
 
     def item(self):
         return self.asscalar().item()
