@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Any
 from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from . import autograd
 from .attrs import Attrs
@@ -232,6 +235,19 @@ def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any):
 
 
 _ATTR_CACHE: dict = {}
+_FLOAT_TYPES = (float, np.floating)
+
+
+def typed_key(v: Any) -> Any:
+    """A cache key for an attribute value that keeps what `==` forgets: the type (`1`,
+    `1.0`, `True` and `np.float32(1)` are equal, yet may parse differently) and the sign of
+    zero (`-0.0 == 0.0`, but `a * -0.0` differs from `a * 0.0`), also inside tuples."""
+    t = type(v)
+    if t is tuple or t is list:
+        return t, tuple(map(typed_key, v))
+    if isinstance(v, _FLOAT_TYPES) and v == 0:
+        return t, v, math.copysign(1.0, v)
+    return t, v
 
 
 def parse_cached(op: OpDef, given: dict) -> Attrs:
@@ -239,7 +255,7 @@ def parse_cached(op: OpDef, given: dict) -> Attrs:
     if not given:
         return op.schema.parse(given)
     try:
-        key = (op.name, tuple(given.items()))
+        key = (op.name, tuple([(k, typed_key(v)) for k, v in given.items()]))
         hit = _ATTR_CACHE.get(key)
     except TypeError:
         return op.schema.parse(given)

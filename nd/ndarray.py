@@ -13,7 +13,7 @@ import numpy as np
 
 from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
-from .dispatch import invoke, parse_cached, run_eager
+from .dispatch import invoke, parse_cached, run_eager, typed_key
 from .errors import MXNetError, ShapeError
 from .registry import get_op
 from .writes import note_write
@@ -303,9 +303,10 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 out._data, out._ctx, out._ag = res, self._ctx, None
                 return out
             if (tp is float or tp is int) and sfwd is not None:
-                a = scalar_attrs.get((tp, other))
+                key = (tp, other) if other else typed_key(other)  # keeps -0.0 apart from 0.0
+                a = scalar_attrs.get(key)
                 if a is None:
-                    a = scalar_attrs[(tp, other)] = scalar_op.schema.parse({"scalar": other})
+                    a = scalar_attrs[key] = scalar_op.schema.parse({"scalar": other})
                     if len(scalar_attrs) > 256:
                         scalar_attrs.clear()
                 return NDArray._wrap(sfwd(self._ctx.xp, a, self._data)[0], self._ctx)
@@ -315,7 +316,8 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             if op is None:
                 return NotImplemented
             args = [self]
-            given = {"scalar": other}
+            # MXNet's NDArray operators pass float(scalar): `a * True` is `a * 1.0`
+            given = {"scalar": other if self._is_symbolic else float(other)}
             res = run_eager(op, parse_cached(op, given), args) if not self._is_symbolic else invoke(op, args, given)
         else:
             args = [other, self] if reverse else [self, other]
