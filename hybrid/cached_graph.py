@@ -36,7 +36,7 @@ from hybridgraph.symbol.plan.compiled import CompiledGraph, compile_graph
 from .replay import replay_gradients
 from .tracing import TracedGraph
 
-_AUTOGRAD_ENTRY = attrgetter("_ag")
+_AUTOGRAD_ENTRY = autograd.live_entry  # None once a backward freed the graph
 _BACKEND_ARRAY = attrgetter("_data")
 
 INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")

@@ -28,7 +28,7 @@ from .writes import WATCHED, note_write
 _symbolic_invoke: Callable | None = None
 
 # per-array attribute reads and tests as C functions (the eager hot path maps them over inputs)
-_AUTOGRAD_ENTRY = attrgetter("_ag")
+_AUTOGRAD_ENTRY = autograd.live_entry  # None once a backward freed the graph (a constant then)
 _BACKEND_ARRAY = attrgetter("_data")
 _CONTEXT = attrgetter("_ctx")
 _IS_SYMBOLIC = attrgetter("_is_symbolic")
@@ -175,6 +175,10 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
+    if out is not None:
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if t._ag is not None:
+                autograd.check_inplace(t, f"out= of {op.name}")
     try:
         buf = None if rec or out is None else _inplace_out(op, attrs, inputs, out)
         if buf is None:

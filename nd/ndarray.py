@@ -134,6 +134,14 @@ class NDArray:
             return other
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape mismatch, destination {other.shape} vs source {self.shape}")
+        if other._ag is not None:
+            autograd.check_inplace(other, "copyto")
+        if autograd.is_recording() and autograd.live_entry(self) is not None:
+            res = invoke(get_op("_copy"), [self], {})   # recorded, as MXNet records _copyto
+            other._data[...] = res._data.astype(other.dtype, copy=False)
+            other._ag = res._ag
+            note_write(other._data)
+            return other
         other._data[...] = other._ctx.xp.asarray(self._data if other._ctx == self._ctx
                                                  else to_numpy(self._data)).astype(other.dtype, copy=False)
         note_write(other._data)
@@ -281,7 +289,11 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     sfwd = scalar_op.forward if scalar_op is not None else None
     scalar_attrs: dict = {}
 
+    how = _AUGMENTED.get(tensor_op, tensor_op)
+
     def method(self, other):
+        if inplace and self._ag is not None:
+            autograd.check_inplace(self, how)
         tp = type(other)
         if type(self) is NDArray and not inplace and not (
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
@@ -323,7 +335,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             args = [other, self] if reverse else [self, other]
             res = invoke(top, args, {})
         if inplace:
-            if self._ag is not None and autograd.is_recording():
+            if res._ag is not None:   # recorded (self is a constant, other is in the graph)
                 self._ag = res._ag
             self._data[...] = res._data
             note_write(self._data)
@@ -334,6 +346,8 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     return method
 
 
+_AUGMENTED = {"broadcast_add": "+=", "broadcast_sub": "-=", "broadcast_mul": "*=", "broadcast_div": "/=",
+              "broadcast_mod": "%=", "broadcast_power": "**="}
 _BINARY = {
     "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
     "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
