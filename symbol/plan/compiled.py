@@ -81,16 +81,14 @@ def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError
 def run_passes(heads: list[Entry], *, for_training: bool, shapes: dict, dtypes: dict,
                disable: Sequence[str] = (), lint: bool = False, params: dict | None = None
                ) -> tuple[list[Entry], dict, list[str]]:
-    """Run symbol/passes' default pipeline when that package is present.
+    """Run symbol/passes' default pipeline (an import error there is an error here: a graph
+    never runs unoptimised behind the user's back).
 
     `params` (numpy arrays by variable name) are frozen at inference: their values may be
     folded into the graph (BatchNorm into the Convolution before it); ignored for training.
     Returns (new heads, new constant parameters by name, names of the passes that ran).
     """
-    try:
-        from .. import passes
-    except ImportError:
-        return heads, {}, []
+    from .. import passes  # noqa: PLC0415 - passes import the plan package (cycle)
     new_heads, new_params = passes.optimize(heads, for_training=for_training, disable=tuple(disable),
                                             lint=lint, shapes=shapes, dtypes=dtypes,
                                             params=None if for_training else params)

@@ -160,11 +160,11 @@ def check_export(case: tuple, tmp_path: Path) -> None:
 
 
 def require_ops(*names: str) -> None:
-    """Skip, naming the operators, when the registry lacks any of them."""
+    """Fail, naming the operators, when the registry lacks any of them."""
     from hybridgraph.nd.registry import all_ops
     missing = [n for n in names if n not in all_ops()]
     if missing:
-        pytest.skip(f"operator(s) {', '.join(missing)} not in the registry yet")
+        pytest.fail(f"operator(s) {', '.join(missing)} not in the registry")
 
 
 # -- models exported by MXNet 1.9.1 (../shared/golden/mxnet) ------------------------------------------------------
