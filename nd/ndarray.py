@@ -51,8 +51,11 @@ class NDArray:
         return self._data.shape
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._data.dtype
+    def dtype(self) -> type:
+        """The numpy scalar type (`numpy.float32`), as MXNet returns, not a `numpy.dtype`:
+        `x.dtype is np.float32` holds and `x.dtype.__name__` is the name. Use
+        `np.dtype(x.dtype)` for `.itemsize`, `.kind` or `.name`."""
+        return self._data.dtype.type
 
     @property
     def size(self) -> int:

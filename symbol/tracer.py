@@ -134,8 +134,9 @@ class Tracer(Symbol):
         return tuple(shape)
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._aval()[1] or np.dtype(np.float32)
+    def dtype(self) -> type:
+        """The numpy scalar type, as `NDArray.dtype` gives it (eager and traced code agree)."""
+        return np.dtype(self._aval()[1] or np.float32).type
 
     @property
     def ndim(self) -> int:
