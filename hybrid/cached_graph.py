@@ -127,6 +127,9 @@ class CachedGraph:
         self._folded: dict = {}            # ctx -> _Folded
         self._patience = 0
         self._last: CompiledGraph | None = None
+        # outputs the block returned as they came in (`return x, self.w`): MXNet hands those
+        # back by reference, eagerly and hybridized; any other output is a fresh array
+        self._passthrough = frozenset(i for i, (n, _) in enumerate(traced.symbol._outputs) if n.op is None)
 
     # -- compiled execution --------------------------------------------------------------
     def compiled(self, for_training: bool, ctx, wrt: tuple | None = None) -> CompiledGraph:
@@ -164,6 +167,12 @@ class CachedGraph:
             cg = self.compiled(need_grad, ctx, wrt)
         self._last = cg
         outs, saved = cg.forward(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
+        aliased = cg.last_plan.aliased_outputs
+        if aliased:   # outputs belong to the caller: never a constant or parameter by reference
+            outs = list(outs)
+            for i in aliased:
+                if i not in self._passthrough:
+                    outs[i] = outs[i].copy()
         if training:
             self._note_mutations(arrays)
         results = [NDArray._wrap(o, ctx) for o in outs]

@@ -39,6 +39,7 @@ Each variant is one `Plan`: a schedule (schedule.py) with its memory plan
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import traceback
@@ -231,6 +232,14 @@ class Plan:
     @property
     def compiled(self) -> bool:
         return self.fwd is not None
+
+    @functools.cached_property
+    def aliased_outputs(self) -> tuple[int, ...]:
+        """Positions of the outputs that are a constant of the plan or one of its inputs (a
+        parameter, or what folding made of it): the same array at every call, which a caller
+        handing outputs to users must copy."""
+        shared = set(self.sched.inputs) | set(self.sched.constants)
+        return tuple(i for i, e in enumerate(self.sched.outputs) if e in shared)
 
     def static_memory_plan(self) -> MemoryPlan:
         """The plan NNVM would make (every internal entry writable), for reports before any run."""
