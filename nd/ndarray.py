@@ -13,6 +13,7 @@ import numpy as np
 
 from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
+from .arith import OPERATOR_RULES
 from .dispatch import invoke, parse_cached, run_eager, typed_key
 from .errors import MXNetError, ShapeError
 from .registry import get_op
@@ -279,7 +280,7 @@ def _as_operand(x: Any, like: NDArray) -> Any:
 
 
 def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None,
-                   reverse: bool = False, inplace: bool = False):
+                   reverse: bool = False, inplace: bool = False, how: str | None = None):
     """Build `__add__`-style methods: array op array broadcasts, array op number uses the scalar op."""
     top = get_op(tensor_op)
     sop = get_op(scalar_op) if scalar_op else None
@@ -291,8 +292,6 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     scalar_op = rsop if reverse else sop
     sfwd = scalar_op.forward if scalar_op is not None else None
     scalar_attrs: dict = {}
-
-    how = _AUGMENTED.get(tensor_op, tensor_op)
 
     def method(self, other):
         if inplace and self._ag is not None:
@@ -349,35 +348,17 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     return method
 
 
-_AUGMENTED = {"broadcast_add": "+=", "broadcast_sub": "-=", "broadcast_mul": "*=", "broadcast_div": "/=",
-              "broadcast_mod": "%=", "broadcast_power": "**="}
-_BINARY = {
-    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
-    "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
-    "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
-    "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
-    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
-    "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
-}
-_COMPARE = {
-    "eq": ("broadcast_equal", "_equal_scalar"),
-    "ne": ("broadcast_not_equal", "_not_equal_scalar"),
-    "gt": ("broadcast_greater", "_greater_scalar"),
-    "ge": ("broadcast_greater_equal", "_greater_equal_scalar"),
-    "lt": ("broadcast_lesser", "_lesser_scalar"),
-    "le": ("broadcast_lesser_equal", "_lesser_equal_scalar"),
-}
-_REFLECTED_COMPARE = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "ne"}
-
-
 def install_operators() -> None:
-    """Attach arithmetic and comparison operators (after the ops are registered)."""
-    for name, (t, s, rs) in _BINARY.items():
-        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))
-        setattr(NDArray, f"__r{name}__", _binary_method(t, None, rs, reverse=True))
-        setattr(NDArray, f"__i{name}__", _binary_method(t, s, None, inplace=True))
+    """Attach arithmetic and comparison operators (after the ops are registered), from the
+    one table of rules (nd/arith.py): `a + b` broadcasts, `a + 1` uses the scalar op,
+    `a += b` writes into a."""
+    for rule in OPERATOR_RULES:
+        d = rule.dunder
+        setattr(NDArray, f"__{d}__", _binary_method(rule.broadcast, rule.scalar, None))
+        if rule.augmented:
+            setattr(NDArray, f"__r{d}__", _binary_method(rule.broadcast, None, rule.rscalar, reverse=True))
+            setattr(NDArray, f"__i{d}__", _binary_method(rule.broadcast, rule.scalar, None, inplace=True,
+                                                         how=rule.augmented))
     NDArray.__div__ = NDArray.__truediv__
     NDArray.__rdiv__ = NDArray.__rtruediv__
     NDArray.__idiv__ = NDArray.__itruediv__
-    for name, (t, s) in _COMPARE.items():
-        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))
