@@ -176,7 +176,7 @@ def live_entry(x: Any) -> Any:
 def _describe(x: Any) -> str:
     entry = x._ag
     what = f"the output of {entry[0].name}" if type(entry) is tuple else "a variable (attach_grad)"
-    return f"an NDArray of shape {x.shape} and dtype {x.dtype} ({what})"
+    return f"an NDArray of shape {x.shape} and dtype {x._data.dtype} ({what})"
 
 
 def check_inplace(x: Any, how: str) -> None:

@@ -303,7 +303,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
                 a, b = self._data, other._data
                 if a.dtype is not b.dtype and a.dtype != b.dtype:
-                    raise MXNetError(f"{tensor_op}: dtype mismatch, {self.dtype} vs {other.dtype}; "
+                    raise MXNetError(f"{tensor_op}: dtype mismatch, {a.dtype} vs {b.dtype}; "
                                      "cast one side with astype()")
                 try:
                     if ufunc is not None and type(a) is np.ndarray:
