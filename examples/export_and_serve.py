@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> dict:
     accuracy = float((want.argmax(1) == y_test).mean())
     print(f"trained network: test accuracy {accuracy:.4f}")
 
-    sym_file, params_file = net.export(str(out_dir / "digits_cnn"), epoch=0)
+    net.export(str(out_dir / "digits_cnn"), epoch=0)   # returns None, as in MXNet
+    sym_file, params_file = mx.gluon.utils.export_paths(str(out_dir / "digits_cnn"), epoch=0)
     print(f"1) exported {sym_file}\n   and {params_file}")
     prefix = str(out_dir / "digits_cnn")
     script = out_dir / "serve.py"

@@ -129,7 +129,8 @@ def main() -> None:
     out_dir = Path(args.out or tempfile.mkdtemp(prefix="hybridgraph-quickstart-"))
     out_dir.mkdir(parents=True, exist_ok=True)
     prefix = str(out_dir / "digits_cnn")
-    sym_file, params_file = net.export(prefix, epoch=0)
+    net.export(prefix, epoch=0)   # returns None, as in MXNet
+    sym_file, params_file = gluon.utils.export_paths(prefix, epoch=0)
     print(f"\n3) exported {os.path.basename(sym_file)} and {os.path.basename(params_file)} to {out_dir}")
     loaded = gluon.SymbolBlock.imports(sym_file, ["data"], params_file)
     same = np.array_equal(loaded(nd.array(test[0])).asnumpy(), net(nd.array(test[0])).asnumpy())

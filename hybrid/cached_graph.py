@@ -12,6 +12,13 @@ current values frozen, BatchNorm folded into the weights (`_Folded`). It is
 rebuilt at the first inference call after any parameter changes: the parameter
 buffers are watched (nd.writes) and compared by identity on every call.
 
+Folding rounds differently from the unfolded graph (last bits), so the choice is made
+once per parameter state, at its first inference call, and kept until the parameters
+change: repeated identical calls are bitwise identical. The first state folds; a later
+one folds when the state before it served at least FOLD_YOUNG inference calls (a
+validation pass, deployment), not while parameters change between single calls
+(alternating training and inference), where the compilation would not pay.
+
 `HYBRIDGRAPH_INTERPRET=1` runs graphs node by node through the eager kernels
 instead (each kernel on the tape) — a debugging aid that gives the same results.
 """
@@ -36,16 +43,14 @@ from hybridgraph.symbol.plan.compiled import CompiledGraph, compile_graph
 from .replay import replay_gradients
 from .tracing import TracedGraph
 
-_AUTOGRAD_ENTRY = attrgetter("_ag")
+_AUTOGRAD_ENTRY = autograd.live_entry  # None once a backward freed the graph
 _BACKEND_ARRAY = attrgetter("_data")
 
 INTERPRET = os.environ.get("HYBRIDGRAPH_INTERPRET", "") not in ("", "0")
 
-#: a folded variant that served fewer inference calls than this before the parameters
-#: changed did not pay for its compilation: the next fold waits for more unchanged calls
+#: a parameter state that served fewer inference calls than this would not have paid for
+#: a folded compilation: the next state runs unfolded (see the module docstring)
 FOLD_YOUNG = 8
-#: the most unchanged inference calls a fold waits for (the wait doubles from 1)
-FOLD_MAX_PATIENCE = 64
 
 
 class _Folded:
@@ -56,11 +61,12 @@ class _Folded:
     write reached that memory (`Watch.stale`).
     """
 
-    __slots__ = ("datas", "watch", "cg", "calls", "served")
+    __slots__ = ("datas", "watch", "cg", "calls", "served", "fold")
 
-    def __init__(self, datas: tuple):
+    def __init__(self, datas: tuple, fold: bool):
         self.datas = datas                 # strong references: identities stay meaningful
         self.watch = Watch(datas)
+        self.fold = fold                   # this state runs folded (decided once: bitwise-stable calls)
         self.cg: CompiledGraph | None = None
         self.calls = 0                     # inference calls since the parameters last changed
         self.served = 0                    # of those, calls the folded variant ran
@@ -125,8 +131,11 @@ class CachedGraph:
         self._mutated = _mutated_inputs(graph, self._input_names)
         self._foldable = bool(self._param_pos) and _folds_batchnorm(graph)
         self._folded: dict = {}            # ctx -> _Folded
-        self._patience = 0
+        self._fold_next = True             # whether the next parameter state folds
         self._last: CompiledGraph | None = None
+        # outputs the block returned as they came in (`return x, self.w`): MXNet hands those
+        # back by reference, eagerly and hybridized; any other output is a fresh array
+        self._passthrough = frozenset(i for i, (n, _) in enumerate(traced.symbol._outputs) if n.op is None)
 
     # -- compiled execution --------------------------------------------------------------
     def compiled(self, for_training: bool, ctx, wrt: tuple | None = None) -> CompiledGraph:
@@ -164,6 +173,12 @@ class CachedGraph:
             cg = self.compiled(need_grad, ctx, wrt)
         self._last = cg
         outs, saved = cg.forward(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
+        aliased = cg.last_plan.aliased_outputs
+        if aliased:   # outputs belong to the caller: never a constant or parameter by reference
+            outs = list(outs)
+            for i in aliased:
+                if i not in self._passthrough:
+                    outs[i] = outs[i].copy()
         if training:
             self._note_mutations(arrays)
         results = [NDArray._wrap(o, ctx) for o in outs]
@@ -178,8 +193,8 @@ class CachedGraph:
 
     # -- inference with frozen parameters -------------------------------------------------
     def _inference(self, arrays: list[NDArray], ctx) -> CompiledGraph:
-        """The folded inference variant while the parameters are unchanged, else (while a
-        new fold waits, see FOLD_YOUNG) the plain one."""
+        """The folded inference variant when this parameter state folds, else the plain one;
+        the same one for every call until the parameters change."""
         datas = tuple(arrays[i]._data for i in self._param_pos)
         st = self._folded.get(ctx)
         if st is not None and st.cg is not None and st.valid(datas):
@@ -188,7 +203,7 @@ class CachedGraph:
         with self._lock:
             st = self._current(ctx, datas)
             st.calls += 1
-            if st.cg is None and st.calls > self._patience:
+            if st.cg is None and st.fold:
                 st.cg = self._compile_folded(st, ctx)
             if st.cg is not None:
                 st.served += 1
@@ -196,17 +211,15 @@ class CachedGraph:
         return self.compiled(False, ctx, None)
 
     def _current(self, ctx, datas: tuple) -> _Folded:
-        """The context's state for these parameter buffers; a new one (and a longer or
-        reset patience) when the parameters changed since the last call."""
+        """The context's state for these parameter buffers; a new one when the parameters
+        changed since the last call, folded when the state before it served FOLD_YOUNG calls."""
         st = self._folded.get(ctx)
         if st is not None and st.valid(datas):
             return st
         if st is not None:
-            if st.cg is not None:
-                young = st.served < FOLD_YOUNG
-                self._patience = min(FOLD_MAX_PATIENCE, max(1, 2 * self._patience)) if young else 0
+            self._fold_next = st.calls >= FOLD_YOUNG
             st.watch.close()
-        st = self._folded[ctx] = _Folded(datas)
+        st = self._folded[ctx] = _Folded(datas, self._fold_next)
         return st
 
     def _compile_folded(self, st: _Folded, ctx) -> CompiledGraph:

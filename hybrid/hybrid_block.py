@@ -23,6 +23,7 @@ from .block import Block
 from .cached_graph import CachedGraph
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
+from .utils import export_paths
 
 
 class HybridBlock(Block):
@@ -177,15 +178,16 @@ class HybridBlock(Block):
         return None
 
     # -- export -----------------------------------------------------------------------------
-    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:
-        """Write `path-symbol.json` and `path-%04d.params` (arg:/aux: keys) from the last trace."""
+    def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> None:
+        """Write `path-symbol.json` and `path-%04d.params` (arg:/aux: keys) from the last trace.
+        Returns None, as MXNet 1.9.1 does; `gluon.utils.export_paths(path, epoch)` names the files."""
         if self._last_trace is None:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block at "
                                "least once before calling export.")
         from hybridgraph.nd.serialization import save
         from hybridgraph.symbol.json_io import save as save_json
         traced = self._last_trace
-        sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
+        sym_file, params_file = export_paths(path, epoch)
         save_json(traced.symbol, sym_file, remove_amp_cast)
         aux_names = set(traced.symbol.list_auxiliary_states())
         arrays = {}
@@ -193,7 +195,6 @@ class HybridBlock(Block):
             kind = "aux" if p.name in aux_names else "arg"
             arrays[f"{kind}:{p.name}"] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
         save(params_file, arrays)
-        return sym_file, params_file
 
 
 def _generic_of(sig: tuple) -> tuple:

@@ -77,7 +77,7 @@ def signatures(flat: list) -> tuple[tuple, tuple]:
     exact, generic = [], []
     for x in flat:
         if isinstance(x, nd.NDArray):
-            shape, dt = x.shape, x.dtype.str
+            shape, dt = x.shape, x._data.dtype.str
             exact.append((shape, dt))
             generic.append((len(shape), dt))
         else:

@@ -15,7 +15,15 @@ from hybridgraph.nd.ndarray import NDArray
 from .block import HookHandle
 
 __all__ = ["split_data", "split_and_load", "clip_global_norm", "check_sha1", "download", "replace_file",
-           "HookHandle", "shape_is_known"]
+           "HookHandle", "shape_is_known", "export_paths"]
+
+
+def export_paths(path: str, epoch: int = 0) -> tuple[str, str]:
+    """The files `HybridBlock.export(path, epoch)` writes: (`path-symbol.json`,
+    `path-%04d.params`). `export` itself returns None, as in MXNet 1.9.1; this is the
+    way to get the names (`SymbolBlock.imports(*export_paths(path), ...)` needs the input
+    names too)."""
+    return f"{path}-symbol.json", f"{path}-{int(epoch):04d}.params"
 
 
 def split_data(data: NDArray, num_slice: int, batch_axis: int = 0, even_split: bool = True) -> list:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import types as _types
 
+from . import backend as _backend
 from . import autograd, ops  # noqa: F401 - importing ops registers every operator
 from . import random, rng, serialization  # noqa: F401
 from .arith import install_helpers as _install_helpers
@@ -32,9 +33,8 @@ __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", 
 
 def waitall() -> None:
     """Wait for all pending computation (numpy runs synchronously; cupy streams are synced)."""
-    if num_gpus():
-        import cupy  # noqa: PLC0415 - only when a GPU is present
-        cupy.cuda.runtime.deviceSynchronize()
+    if _backend.gpus_in_use() and num_gpus():  # no GPU context used: nothing can be pending
+        _backend._import_cupy().cuda.runtime.deviceSynchronize()
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop

@@ -1,11 +1,17 @@
-"""MXNet's Python-level arithmetic helpers (`nd.maximum`, `sym.pow`, ...).
+"""The one table of Python-operator rules, and MXNet's arithmetic helpers (`nd.maximum`,
+`sym.pow`, ...) built from it.
 
-They pick the tensor or the scalar form of an operator depending on the
-operand types; the `nd` front end uses broadcasting tensor ops and the
-symbol front end the same-shape ones, as MXNet does.
+Each `Rule` says, for one arithmetic or comparison: which registry operator an NDArray
+uses (the broadcasting one), which a Symbol operator uses (MXNet's same-shape one, whose
+name also names the node: `a + b` is `_plus0`), the scalar forms, the plain-Python result
+of two numbers, and the in-place form. NDArray's operators (nd/ndarray.py), Symbol's
+(symbol/symbol.py), the tracer's (symbol/tracer.py: the broadcasting op when shapes
+differ, an error for every in-place form, since eager NDArrays mutate) and the helpers
+below are all generated from `RULES`.
 """
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import operator
 from typing import Any
@@ -15,35 +21,67 @@ import numpy as np
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
 
-# helper -> (nd tensor op, symbol tensor op, scalar op, reversed scalar op, plain python fallback)
-BINARY_HELPERS: dict[str, tuple] = {
-    "add": ("broadcast_add", "elemwise_add", "_plus_scalar", "_plus_scalar", operator.add),
-    "subtract": ("broadcast_sub", "elemwise_sub", "_minus_scalar", "_rminus_scalar", operator.sub),
-    "multiply": ("broadcast_mul", "elemwise_mul", "_mul_scalar", "_mul_scalar", operator.mul),
-    "divide": ("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv),
-    "true_divide": ("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv),
-    "modulo": ("broadcast_mod", "_mod", "_mod_scalar", "_rmod_scalar", operator.mod),
-    "power": ("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow),
-    "pow": ("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow),
-    "maximum": ("broadcast_maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max),
-    "minimum": ("broadcast_minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min),
-    "hypot": ("broadcast_hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", np.hypot),
-    "equal": ("broadcast_equal", "_equal", "_equal_scalar", "_equal_scalar", lambda a, b: float(a == b)),
-    "not_equal": ("broadcast_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar",
-                  lambda a, b: float(a != b)),
-    "greater": ("broadcast_greater", "_greater", "_greater_scalar", "_lesser_scalar", lambda a, b: float(a > b)),
-    "greater_equal": ("broadcast_greater_equal", "_greater_equal", "_greater_equal_scalar",
-                      "_lesser_equal_scalar", lambda a, b: float(a >= b)),
-    "lesser": ("broadcast_lesser", "_lesser", "_lesser_scalar", "_greater_scalar", lambda a, b: float(a < b)),
-    "lesser_equal": ("broadcast_lesser_equal", "_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
-                     lambda a, b: float(a <= b)),
-    "logical_and": ("broadcast_logical_and", "_logical_and", "_logical_and_scalar", "_logical_and_scalar",
-                    lambda a, b: float(bool(a) and bool(b))),
-    "logical_or": ("broadcast_logical_or", "_logical_or", "_logical_or_scalar", "_logical_or_scalar",
-                   lambda a, b: float(bool(a) or bool(b))),
-    "logical_xor": ("broadcast_logical_xor", "_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar",
-                    lambda a, b: float(bool(a) != bool(b))),
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """How one arithmetic or comparison maps onto registry operators."""
+
+    broadcast: str                 # NDArray op NDArray (and a traced op when shapes differ)
+    elemwise: str                  # the symbol helper on two Symbols (`sym.maximum(a, b)`)
+    scalar: str                    # array op number
+    rscalar: str                   # number op array
+    fallback: Callable             # number op number (helpers only)
+    dunder: str | None = None      # Python operator: "add" -> __add__ (and __radd__, __iadd__)
+    sym_tensor: str | None = None  # Symbol op Symbol, MXNet's name (hint of the node name)
+    sym_scalar: str | None = None  # Symbol op number
+    sym_rscalar: str | None = None  # number op Symbol
+    augmented: str | None = None   # "+=": arithmetic with reflected and in-place forms
+
+
+def _flt(fn: Callable) -> Callable:
+    return lambda a, b: float(fn(a, b))
+
+
+RULES: dict[str, Rule] = {
+    "add": Rule("broadcast_add", "elemwise_add", "_plus_scalar", "_plus_scalar", operator.add,
+                "add", "_Plus", "_PlusScalar", "_PlusScalar", "+="),
+    "subtract": Rule("broadcast_sub", "elemwise_sub", "_minus_scalar", "_rminus_scalar", operator.sub,
+                     "sub", "_Minus", "_MinusScalar", "_RMinusScalar", "-="),
+    "multiply": Rule("broadcast_mul", "elemwise_mul", "_mul_scalar", "_mul_scalar", operator.mul,
+                     "mul", "_Mul", "_MulScalar", "_MulScalar", "*="),
+    "divide": Rule("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv,
+                   "truediv", "_Div", "_DivScalar", "_RDivScalar", "/="),
+    "true_divide": Rule("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv),
+    "modulo": Rule("broadcast_mod", "_mod", "_mod_scalar", "_rmod_scalar", operator.mod,
+                   "mod", "_Mod", "_ModScalar", "_RModScalar", "%="),
+    "power": Rule("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow,
+                  "pow", "_Power", "_PowerScalar", "_rpower_scalar", "**="),   # MXNet's own spelling
+    "pow": Rule("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow),
+    "maximum": Rule("broadcast_maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max),
+    "minimum": Rule("broadcast_minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min),
+    "hypot": Rule("broadcast_hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", np.hypot),
+    "equal": Rule("broadcast_equal", "_equal", "_equal_scalar", "_equal_scalar", _flt(operator.eq),
+                  "eq", "_equal", "_equal_scalar"),
+    "not_equal": Rule("broadcast_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar",
+                      _flt(operator.ne), "ne", "_not_equal", "_not_equal_scalar"),
+    "greater": Rule("broadcast_greater", "_greater", "_greater_scalar", "_lesser_scalar", _flt(operator.gt),
+                    "gt", "_greater", "_greater_scalar"),
+    "greater_equal": Rule("broadcast_greater_equal", "_greater_equal", "_greater_equal_scalar",
+                          "_lesser_equal_scalar", _flt(operator.ge), "ge", "_greater_equal", "_greater_equal_scalar"),
+    "lesser": Rule("broadcast_lesser", "_lesser", "_lesser_scalar", "_greater_scalar", _flt(operator.lt),
+                   "lt", "_lesser", "_lesser_scalar"),
+    "lesser_equal": Rule("broadcast_lesser_equal", "_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
+                         _flt(operator.le), "le", "_lesser_equal", "_lesser_equal_scalar"),
+    "logical_and": Rule("broadcast_logical_and", "_logical_and", "_logical_and_scalar", "_logical_and_scalar",
+                        lambda a, b: float(bool(a) and bool(b))),
+    "logical_or": Rule("broadcast_logical_or", "_logical_or", "_logical_or_scalar", "_logical_or_scalar",
+                       lambda a, b: float(bool(a) or bool(b))),
+    "logical_xor": Rule("broadcast_logical_xor", "_logical_xor", "_logical_xor_scalar", "_logical_xor_scalar",
+                        lambda a, b: float(bool(a) != bool(b))),
 }
+
+#: the rules behind Python operators (`+`, `==`, ...), one per operator
+OPERATOR_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.dunder)
 
 # which helpers each front end exposes (MXNet's symbol module has only these)
 SYMBOL_HELPERS = ("pow", "power", "maximum", "minimum", "hypot")
@@ -51,8 +89,9 @@ SYMBOL_HELPERS = ("pow", "power", "maximum", "minimum", "hypot")
 
 def make_binary_helper(name: str, ns: Any, symbolic: bool) -> Callable:
     """Build `name(lhs, rhs)` over the op namespace `ns`."""
-    nd_op, sym_op, scalar_op, rscalar_op, fallback = BINARY_HELPERS[name]
-    tensor_op = sym_op if symbolic else nd_op
+    rule = RULES[name]
+    tensor_op = rule.elemwise if symbolic else rule.broadcast
+    scalar_op, rscalar_op, fallback = rule.scalar, rule.rscalar, rule.fallback
 
     def helper(lhs, rhs, out=None, name=None):  # noqa: A002 - MXNet's parameter names
         l_num, r_num = isinstance(lhs, _SCALARS), isinstance(rhs, _SCALARS)
@@ -90,7 +129,7 @@ def make_split_v2(ns: Any) -> Callable:
 
 
 def install_helpers(namespace: dict, ns: Any, symbolic: bool) -> None:
-    names = SYMBOL_HELPERS if symbolic else tuple(BINARY_HELPERS)
+    names = SYMBOL_HELPERS if symbolic else tuple(RULES)
     for n in names:
         namespace[n] = make_binary_helper(n, ns, symbolic)
     namespace["split_v2"] = make_split_v2(ns)

@@ -92,7 +92,7 @@ def set_training(train_mode: bool) -> bool:  # noqa: A002
 class Leaf:
     """Marks an NDArray as a variable: where its gradient goes and how."""
 
-    __slots__ = ("grad", "grad_req", "fresh", "overwritten", "__weakref__")
+    __slots__ = ("grad", "grad_req", "fresh", "overwritten", "written", "__weakref__")
 
     def __init__(self, grad, grad_req: str):
         if grad_req not in ("write", "add", "null"):
@@ -103,6 +103,7 @@ class Leaf:
         # a backward overwrites the buffer (so one writer may fill it directly); fixed here,
         # like grad and grad_req (marking a variable again makes a new Leaf)
         self.overwritten = grad_req == "write" and grad is not None
+        self.written = 0  # recording time (TapeNode.seq scale) of the last in-place write, 0: none
 
 
 def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> tuple[list, list] | None:
@@ -132,7 +133,6 @@ def claim_grad_buffers(entries: Sequence[Any], positions: Sequence[int]) -> tupl
 
 
 _SEQUENCE = itertools.count()
-_AUTOGRAD_ENTRY = operator.attrgetter("_ag")
 # `x is None` as a C function: lists of gradients hold NDArrays, whose `==` is elementwise
 _IS_NONE = functools.partial(operator.is_, None)
 
@@ -146,19 +146,74 @@ class TapeNode:
     nodes by recording time: a node's consumers always come later.
     """
 
-    __slots__ = ("grad_fn", "inputs", "parents", "outputs", "name", "freed", "loss", "seq", "uses_outputs")
+    __slots__ = ("grad_fn", "inputs", "parents", "outputs", "name", "freed", "loss", "seq", "uses_outputs",
+                 "written")
 
     def __init__(self, grad_fn: Callable, inputs: Sequence[Any], outputs: Sequence[Any],
                  name: str, loss: bool = False, uses_outputs: bool = True):
         self.grad_fn = grad_fn
         self.inputs = list(inputs)
-        self.parents = list(map(_AUTOGRAD_ENTRY, inputs))
+        self.parents = list(map(live_entry, inputs))
         self.outputs = list(outputs)   # raw backend arrays, hidden outputs included
         self.name = name
         self.freed = False
         self.loss = loss
         self.seq = next(_SEQUENCE)
         self.uses_outputs = uses_outputs
+        self.written = 0  # when an output was last written in place (outside recording), 0: never
+
+
+def live_entry(x: Any) -> Any:
+    """`x`'s autograd entry, or None once the graph that computed it was freed by a
+    backward(): like MXNet, such an array is then a constant (an RNN's hidden state carried
+    into the next batch). The stale entry is dropped on the way."""
+    entry = x._ag
+    if type(entry) is tuple and entry[0].freed:
+        x._ag = entry = None
+    return entry
+
+
+def _describe(x: Any) -> str:
+    entry = x._ag
+    what = f"the output of {entry[0].name}" if type(entry) is tuple else "a variable (attach_grad)"
+    return f"an NDArray of shape {x.shape} and dtype {x._data.dtype} ({what})"
+
+
+def check_inplace(x: Any, how: str) -> None:
+    """Call before writing into NDArray `x` in place (`how`: `+=`, `x[key] = v`, `out=`).
+
+    While recording, a write into an array the tape holds raises, as in MXNet: the
+    gradient would use the new values. Outside recording (MXNet silently computes a wrong
+    gradient then) the write is stamped on the array's entry, and a later backward that
+    needs the old values raises instead (`check_saved`)."""
+    entry = live_entry(x)
+    if entry is None:
+        return
+    if _STATE.get()[0]:
+        raise AutogradError(
+            f"in-place write ({how}) into {_describe(x)} while autograd is recording: the array "
+            "is already in the computational graph and its gradient would use the new values. "
+            "Write into a new array instead (y = y + 1, nd.where(...), y2 = y.copy(); y2[:] = v), "
+            "or write after backward() or outside autograd.record().")
+    (entry[0] if type(entry) is tuple else entry).written = next(_SEQUENCE)
+
+
+def _check_saved(node: "TapeNode") -> None:
+    """Refuse to run a gradient whose saved arrays were written in place after recording."""
+    if node.written and node.uses_outputs:
+        stale = f"an output of {node.name}"
+    else:
+        for p in node.parents:
+            src = p[0] if type(p) is tuple else p
+            if src is not None and src.written > node.seq:
+                stale = (f"an input of {node.name} (the output of {src.name})" if type(p) is tuple
+                         else f"an input of {node.name} (a variable)")
+                break
+        else:
+            return
+    raise AutogradError(
+        f"backward: {stale} was written in place after it was recorded, so its gradient would "
+        "use the new values. Write into a new array instead, or write after backward().")
 
 
 def retaining() -> bool:
@@ -171,7 +226,7 @@ def needs_record(inputs: Sequence[Any]) -> bool:
     if not _STATE.get()[0]:
         return False
     for x in inputs:
-        if x._ag is not None:
+        if live_entry(x) is not None:
             return True
     return False
 
@@ -222,18 +277,23 @@ class _Pass:
     even without a gradient, so loss nodes (which ignore their head gradient) still run.
     """
 
-    __slots__ = ("heap", "pending", "leaves", "F")
+    __slots__ = ("heap", "pending", "leaves", "F", "cut")
 
     def __init__(self):
         self.heap: list = []
         self.pending: dict = {}      # node -> its output gradients (None: nothing yet)
         self.leaves: dict = {}       # Leaf -> summed gradient (an NDArray)
         self.F = _late().F
+        self.cut = False             # whether a graph freed by an earlier backward was reached
 
     def add(self, entry, g) -> None:
-        """Add one gradient contribution for a tape output `(node, i)` or a variable."""
+        """Add one gradient contribution for a tape output `(node, i)` or a variable. A node
+        an earlier backward freed is a constant (MXNet clears its graph)."""
         if type(entry) is tuple:
             node, i = entry
+            if node.freed:
+                self.cut = True
+                return
             slots = self.pending.get(node)
             if slots is None:
                 slots = self.pending[node] = [None] * len(node.outputs)
@@ -252,10 +312,6 @@ class _Pass:
         while heap:
             node = heappop(heap)[1]
             ograds = pending.pop(node)
-            if node.freed:
-                raise AutogradError(
-                    f"backward through {node.name} a second time: its graph was freed by an "
-                    "earlier backward. Pass retain_graph=True to the first backward.")
             if not node.loss and all(map(_IS_NONE, ograds)):
                 for parent in node.parents:   # nothing flows through; loss nodes above still run
                     add(parent, None)
@@ -272,6 +328,12 @@ class _Pass:
                     ograds = [_zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
                 if not node.uses_outputs:
                     outs = None
+            if node.written:
+                _check_saved(node)
+            else:
+                for p in node.parents:
+                    if p is not None and (p[0] if type(p) is tuple else p).written > node.seq:
+                        _check_saved(node)
             in_grads = node.grad_fn(node.inputs, outs, ograds)
             for parent, g in zip(node.parents, in_grads):
                 add(parent, g)
@@ -285,18 +347,25 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
         head_grads = [None] * len(heads)
     bwd = _Pass()
     for h, hg in zip(heads, head_grads):
-        if h._ag is None:
-            raise AutogradError("cannot differentiate with respect to an array that was not "
-                                "computed inside autograd.record() from a variable "
-                                "(call attach_grad() on the inputs first)")
-        bwd.add(h._ag, _ones_like(h) if hg is None else hg)
+        entry = h._ag
+        if entry is None or (type(entry) is tuple and entry[0].freed):
+            raise AutogradError(_NOT_IN_GRAPH if entry is None else f"backward a second time: {_FREED}")
+        bwd.add(entry, _ones_like(h) if hg is None else hg)
     token = _RETAIN.set(retain_graph)
     try:
         with _Scope(create_graph, train):
             bwd.run(retain_graph, create_graph)
     finally:
         _RETAIN.reset(token)
+    if bwd.cut and not bwd.leaves:
+        raise AutogradError(f"no variable in the computational graph needs a gradient: {_FREED}")
     return bwd.leaves
+
+
+_NOT_IN_GRAPH = ("cannot differentiate with respect to an array that was not computed inside "
+                 "autograd.record() from a variable (call attach_grad() on the inputs first)")
+_FREED = ("the graph was freed by an earlier backward(). Pass retain_graph=True to the first "
+          "backward to differentiate through the same graph twice.")
 
 
 def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: bool = True) -> None:  # noqa: A002

@@ -13,21 +13,34 @@ import numpy as np
 from .errors import MXNetError
 
 _cupy = None
+#: the GPU count `num_gpus()` probed (None: not probed yet); a failed cupy import is slow
+#: (~1 ms), and MXNet scripts ask every batch (`nd.waitall()`), so the probe runs once
+_gpu_count: int | None = None
 
 
 def _import_cupy():
     """Import cupy on first GPU use, with a clear error when it is missing."""
     global _cupy
     if _cupy is None:
+        if _cupy_missing:  # a failed import is not retried (it costs ~1 ms each time)
+            raise MXNetError(_NO_CUPY)
         try:
             import cupy  # noqa: PLC0415 - lazy on purpose: numpy-only installs must work
         except ImportError as exc:  # pragma: no cover - depends on the machine
-            raise MXNetError(
-                "a GPU context needs cupy, which is not installed. "
-                "Install the 'gpu' extra (pip install hybridgraph[gpu]) or use mx.cpu()."
-            ) from exc
+            _set_cupy_missing()
+            raise MXNetError(_NO_CUPY) from exc
         _cupy = cupy
     return _cupy
+
+
+_NO_CUPY = ("a GPU context needs cupy, which is not installed. "
+            "Install the 'gpu' extra (pip install hybridgraph[gpu]) or use mx.cpu().")
+_cupy_missing = False
+
+
+def _set_cupy_missing() -> None:
+    global _cupy_missing
+    _cupy_missing = True
 
 
 class Context:
@@ -112,11 +125,23 @@ def current_context() -> Context:
 
 
 def num_gpus() -> int:
-    """How many GPUs cupy can see (0 when cupy is missing)."""
-    try:
-        return _import_cupy().cuda.runtime.getDeviceCount()
-    except Exception:  # noqa: BLE001 - no cupy or no driver both mean zero GPUs
-        return 0
+    """How many GPUs cupy can see (0 when cupy is missing). Probed once per process: cupy
+    is imported (lazily) on the first call only, so per-batch calls cost a global read."""
+    global _gpu_count
+    count = _gpu_count
+    if count is None:
+        try:
+            count = _import_cupy().cuda.runtime.getDeviceCount()
+        except Exception:  # noqa: BLE001 - no cupy or no driver both mean zero GPUs
+            count = 0
+        _gpu_count = count
+    return count
+
+
+def gpus_in_use() -> bool:
+    """True once cupy was imported (some GPU context was used): only then can device work be
+    pending (`waitall`)."""
+    return _cupy is not None
 
 
 def xp_of(array: Any):

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Any
 from collections.abc import Callable
+
+import numpy as np
 
 from . import autograd
 from .attrs import Attrs
@@ -25,7 +28,7 @@ from .kernel import input_context, run_kernel
 _symbolic_invoke: Callable | None = None
 
 # per-array attribute reads and tests as C functions (the eager hot path maps them over inputs)
-_AUTOGRAD_ENTRY = attrgetter("_ag")
+_AUTOGRAD_ENTRY = autograd.live_entry  # None once a backward freed the graph (a constant then)
 _BACKEND_ARRAY = attrgetter("_data")
 _IS_SYMBOLIC = attrgetter("_is_symbolic")
 _IS_NONE = functools.partial(is_, None)   # not `x == None`: NDArray compares elementwise
@@ -166,6 +169,10 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         if not isinstance(ctx, Context):
             ctx = Context(ctx)
     rec, train = autograd._STATE.get()
+    if out is not None:
+        for t in out if isinstance(out, (list, tuple)) else (out,):
+            if t._ag is not None:
+                autograd.check_inplace(t, f"out= of {op.name}")
     arrays = list(map(_BACKEND_ARRAY, inputs))
     if out is None:
         res = run_kernel(op, attrs, arrays, ctx.xp, train)
@@ -203,6 +210,19 @@ def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any) -> bool:
 
 
 _ATTR_CACHE: dict = {}
+_FLOAT_TYPES = (float, np.floating)
+
+
+def typed_key(v: Any) -> Any:
+    """A cache key for an attribute value that keeps what `==` forgets: the type (`1`,
+    `1.0`, `True` and `np.float32(1)` are equal, yet may parse differently) and the sign of
+    zero (`-0.0 == 0.0`, but `a * -0.0` differs from `a * 0.0`), also inside tuples."""
+    t = type(v)
+    if t is tuple or t is list:
+        return t, tuple(map(typed_key, v))
+    if isinstance(v, _FLOAT_TYPES) and v == 0:
+        return t, v, math.copysign(1.0, v)
+    return t, v
 
 
 def parse_cached(op: OpDef, given: dict) -> Attrs:
@@ -210,7 +230,7 @@ def parse_cached(op: OpDef, given: dict) -> Attrs:
     if not given:
         return op.schema.parse(given)
     try:
-        key = (op.name, tuple(given.items()))
+        key = (op.name, tuple([(k, typed_key(v)) for k, v in given.items()]))
         hit = _ATTR_CACHE.get(key)
     except TypeError:
         return op.schema.parse(given)

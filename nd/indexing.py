@@ -113,6 +113,11 @@ def setitem(x, key, value) -> None:
     from .ndarray import NDArray  # noqa: PLC0415
     if x._is_symbolic:
         raise MXNetError("in-place assignment into a symbolic/traced array is not supported")
+    if x._ag is not None:
+        autograd.check_inplace(x, "x[key] = value")
+    if isinstance(value, NDArray) and autograd.is_recording() and autograd.live_entry(value) is not None:
+        _record_assign(x, key, value)
+        return
     if isinstance(value, NDArray):
         src = value._data if value._ctx == x._ctx else x._ctx.xp.asarray(value.asnumpy())
     else:
@@ -122,3 +127,32 @@ def setitem(x, key, value) -> None:
         x._data[...] = src
     else:
         x._data[k] = src
+
+
+def _record_assign(x, key, value) -> None:
+    """`x[key] = value` while recording, `value` in the graph (`x` is not: check_inplace):
+    x becomes a tape output whose gradient reaches `value` through `x[key]` (MXNet records
+    the assignment too). Its rule is the recorded slicing of `_getitem_ops`, summed over the
+    axes the assignment broadcast."""
+    if not _is_basic(key):
+        raise MXNetError("x[key] = value while recording, with value in the graph, needs a basic "
+                         "index (integers and slices); for index arrays build the result with "
+                         "nd.where / scatter_nd instead")
+    src = value._data if value._ctx == x._ctx else x._ctx.xp.asarray(value.asnumpy())
+    x._data[_raw_key(key)] = src
+    vshape = value.shape
+
+    def grad_fn(_inputs, _outs, ograds):
+        g = _getitem_ops(ograds[0], key)
+        if g.shape != vshape:
+            if g.size == int(np.prod(vshape)):
+                return [invoke(get_op("Reshape"), [g], {"shape": vshape})]
+            lead = g.ndim - len(vshape)
+            axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(vshape)
+                                              if n == 1 and g.shape[lead + i] != 1)
+            g = invoke(get_op("sum"), [g], {"axis": axes, "keepdims": True})
+            g = invoke(get_op("Reshape"), [g], {"shape": vshape})
+        return [g]
+
+    node = autograd.TapeNode(grad_fn, [value], [x._data], "_slice_assign", uses_outputs=False)
+    x._ag = (node, 0)

@@ -13,7 +13,8 @@ import numpy as np
 
 from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
-from .dispatch import invoke, parse_cached, run_eager
+from .arith import OPERATOR_RULES
+from .dispatch import invoke, parse_cached, run_eager, typed_key
 from .kernel import run_kernel
 from .errors import MXNetError
 from .registry import get_op
@@ -52,8 +53,11 @@ class NDArray:
         return self._data.shape
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._data.dtype
+    def dtype(self) -> type:
+        """The numpy scalar type (`numpy.float32`), as MXNet returns, not a `numpy.dtype`:
+        `x.dtype is np.float32` holds and `x.dtype.__name__` is the name. Use
+        `np.dtype(x.dtype)` for `.itemsize`, `.kind` or `.name`."""
+        return self._data.dtype.type
 
     @property
     def size(self) -> int:
@@ -94,9 +98,12 @@ class NDArray:
         return np.array(to_numpy(self._data), copy=True)
 
     def asscalar(self):
-        if self.size != 1:
+        data = self._data
+        if data.size != 1:
             raise ValueError(f"asscalar() needs an array of size 1, got shape {self.shape}")
-        return self.asnumpy().reshape(())[()]
+        # a numpy scalar (a copy of the value), as MXNet returns; called once per batch, so
+        # numpy arrays skip the host-copy helper
+        return (data if type(data) is np.ndarray else to_numpy(data)).reshape(-1)[0]
 
     def item(self):
         return self.asscalar().item()
@@ -132,6 +139,14 @@ class NDArray:
             return other
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape mismatch, destination {other.shape} vs source {self.shape}")
+        if other._ag is not None:
+            autograd.check_inplace(other, "copyto")
+        if autograd.is_recording() and autograd.live_entry(self) is not None:
+            res = invoke(get_op("_copy"), [self], {})   # recorded, as MXNet records _copyto
+            other._data[...] = res._data.astype(other.dtype, copy=False)
+            other._ag = res._ag
+            note_write(other._data)
+            return other
         other._data[...] = other._ctx.xp.asarray(self._data if other._ctx == self._ctx
                                                  else to_numpy(self._data)).astype(other.dtype, copy=False)
         note_write(other._data)
@@ -266,7 +281,7 @@ def _as_operand(x: Any, like: NDArray) -> Any:
 
 
 def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None,
-                   reverse: bool = False, inplace: bool = False):
+                   reverse: bool = False, inplace: bool = False, how: str | None = None):
     """Build `__add__`-style methods: array op array broadcasts, array op number uses the scalar op."""
     top = get_op(tensor_op)
     sop = get_op(scalar_op) if scalar_op else None
@@ -277,6 +292,8 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     scalar_attrs: dict = {}
 
     def method(self, other):
+        if inplace and self._ag is not None:
+            autograd.check_inplace(self, how)
         tp = type(other)
         if type(self) is NDArray and not inplace and not (
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
@@ -287,9 +304,10 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 out._ctx, out._ag = self._ctx, None
                 return out
             if (tp is float or tp is int) and scalar_op is not None:
-                a = scalar_attrs.get((tp, other))
+                key = (tp, other) if other else typed_key(other)  # keeps -0.0 apart from 0.0
+                a = scalar_attrs.get(key)
                 if a is None:
-                    a = scalar_attrs[(tp, other)] = scalar_op.schema.parse({"scalar": other})
+                    a = scalar_attrs[key] = scalar_op.schema.parse({"scalar": other})
                     if len(scalar_attrs) > 256:
                         scalar_attrs.clear()
                 return NDArray._wrap(run_kernel(scalar_op, a, (self._data,), self._ctx.xp)[0], self._ctx)
@@ -299,13 +317,14 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             if op is None:
                 return NotImplemented
             args = [self]
-            given = {"scalar": other}
+            # MXNet's NDArray operators pass float(scalar): `a * True` is `a * 1.0`
+            given = {"scalar": other if self._is_symbolic else float(other)}
             res = run_eager(op, parse_cached(op, given), args) if not self._is_symbolic else invoke(op, args, given)
         else:
             args = [other, self] if reverse else [self, other]
             res = invoke(top, args, {})
         if inplace:
-            if self._ag is not None and autograd.is_recording():
+            if res._ag is not None:   # recorded (self is a constant, other is in the graph)
                 self._ag = res._ag
             self._data[...] = res._data
             note_write(self._data)
@@ -316,33 +335,17 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     return method
 
 
-_BINARY = {
-    "add": ("broadcast_add", "_plus_scalar", "_plus_scalar"),
-    "sub": ("broadcast_sub", "_minus_scalar", "_rminus_scalar"),
-    "mul": ("broadcast_mul", "_mul_scalar", "_mul_scalar"),
-    "truediv": ("broadcast_div", "_div_scalar", "_rdiv_scalar"),
-    "mod": ("broadcast_mod", "_mod_scalar", "_rmod_scalar"),
-    "pow": ("broadcast_power", "_power_scalar", "_rpower_scalar"),
-}
-_COMPARE = {
-    "eq": ("broadcast_equal", "_equal_scalar"),
-    "ne": ("broadcast_not_equal", "_not_equal_scalar"),
-    "gt": ("broadcast_greater", "_greater_scalar"),
-    "ge": ("broadcast_greater_equal", "_greater_equal_scalar"),
-    "lt": ("broadcast_lesser", "_lesser_scalar"),
-    "le": ("broadcast_lesser_equal", "_lesser_equal_scalar"),
-}
-_REFLECTED_COMPARE = {"gt": "lt", "ge": "le", "lt": "gt", "le": "ge", "eq": "eq", "ne": "ne"}
-
-
 def install_operators() -> None:
-    """Attach arithmetic and comparison operators (after the ops are registered)."""
-    for name, (t, s, rs) in _BINARY.items():
-        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))
-        setattr(NDArray, f"__r{name}__", _binary_method(t, None, rs, reverse=True))
-        setattr(NDArray, f"__i{name}__", _binary_method(t, s, None, inplace=True))
+    """Attach arithmetic and comparison operators (after the ops are registered), from the
+    one table of rules (nd/arith.py): `a + b` broadcasts, `a + 1` uses the scalar op,
+    `a += b` writes into a."""
+    for rule in OPERATOR_RULES:
+        d = rule.dunder
+        setattr(NDArray, f"__{d}__", _binary_method(rule.broadcast, rule.scalar, None))
+        if rule.augmented:
+            setattr(NDArray, f"__r{d}__", _binary_method(rule.broadcast, None, rule.rscalar, reverse=True))
+            setattr(NDArray, f"__i{d}__", _binary_method(rule.broadcast, rule.scalar, None, inplace=True,
+                                                         how=rule.augmented))
     NDArray.__div__ = NDArray.__truediv__
     NDArray.__rdiv__ = NDArray.__rtruediv__
     NDArray.__idiv__ = NDArray.__itruediv__
-    for name, (t, s) in _COMPARE.items():
-        setattr(NDArray, f"__{name}__", _binary_method(t, s, None))

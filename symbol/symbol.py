@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from hybridgraph.nd.arith import OPERATOR_RULES, Rule
 from hybridgraph.nd.attrs import format_value
 from hybridgraph.nd.backend import DTYPE_TO_FLAG, as_dtype
 from hybridgraph.nd.errors import AttrError, MXNetError, NotImplementedForSymbol
@@ -192,26 +193,7 @@ class Symbol:
                             "F.full, or pass the array as an input of the block")
         raise TypeError(f"type {type(other).__name__} not supported")
 
-    def __add__(self, o): return self._binary(o, "_Plus", "_PlusScalar")
-    def __radd__(self, o): return self._binary(o, "_Plus", "_PlusScalar", True)
-    def __sub__(self, o): return self._binary(o, "_Minus", "_MinusScalar")
-    def __rsub__(self, o): return self._binary(o, "_Minus", "_RMinusScalar", True)
-    def __mul__(self, o): return self._binary(o, "_Mul", "_MulScalar")
-    def __rmul__(self, o): return self._binary(o, "_Mul", "_MulScalar", True)
-    def __truediv__(self, o): return self._binary(o, "_Div", "_DivScalar")
-    def __rtruediv__(self, o): return self._binary(o, "_Div", "_RDivScalar", True)
-    def __mod__(self, o): return self._binary(o, "_Mod", "_ModScalar")
-    def __rmod__(self, o): return self._binary(o, "_Mod", "_RModScalar", True)
-    def __pow__(self, o): return self._binary(o, "_Power", "_PowerScalar")
-    def __rpow__(self, o): return self._binary(o, "_Power", "_RPowerScalar", True)
-    def __eq__(self, o): return self._binary(o, "_equal", "_equal_scalar")
-    def __ne__(self, o): return self._binary(o, "_not_equal", "_not_equal_scalar")
-    def __gt__(self, o): return self._binary(o, "_greater", "_greater_scalar")
-    def __ge__(self, o): return self._binary(o, "_greater_equal", "_greater_equal_scalar")
-    def __lt__(self, o): return self._binary(o, "_lesser", "_lesser_scalar")
-    def __le__(self, o): return self._binary(o, "_lesser_equal", "_lesser_equal_scalar")
-    __div__ = __truediv__
-    __rdiv__ = __rtruediv__
+    # `+`, `-`, ..., `==`, `<`: generated from nd/arith.py's rules below the class
 
     def __neg__(self):
         return self.__mul__(-1.0)
@@ -287,6 +269,23 @@ class Symbol:
     def debug_str(self) -> str:
         from .json_io import debug_str
         return debug_str(self)
+
+
+def _operator(rule: Rule, reverse: bool):
+    tensor, scalar = rule.sym_tensor, rule.sym_rscalar if reverse else rule.sym_scalar
+
+    def method(self, o):
+        return self._binary(o, tensor, scalar, reverse)
+    method.__name__ = f"__{'r' if reverse else ''}{rule.dunder}__"
+    return method
+
+
+for _rule in OPERATOR_RULES:   # the one table of Python-operator rules (nd/arith.py)
+    setattr(Symbol, f"__{_rule.dunder}__", _operator(_rule, False))
+    if _rule.augmented:
+        setattr(Symbol, f"__r{_rule.dunder}__", _operator(_rule, True))
+Symbol.__div__ = Symbol.__truediv__
+Symbol.__rdiv__ = Symbol.__rtruediv__
 
 
 def _with_plain_hidden(attrs: dict) -> dict:

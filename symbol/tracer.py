@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from hybridgraph.nd.arith import OPERATOR_RULES
 from hybridgraph.nd.errors import NotImplementedForSymbol
 from hybridgraph.nd.kernel import rule_error
 from hybridgraph.nd.registry import merge_shape, shape_known
@@ -135,8 +136,9 @@ class Tracer(Symbol):
         return tuple(shape)
 
     @property
-    def dtype(self) -> np.dtype:
-        return self._aval()[1] or np.dtype(np.float32)
+    def dtype(self) -> type:
+        """The numpy scalar type, as `NDArray.dtype` gives it (eager and traced code agree)."""
+        return np.dtype(self._aval()[1] or np.float32).type
 
     @property
     def ndim(self) -> int:
@@ -223,10 +225,8 @@ class Tracer(Symbol):
     tolist = _raise("tolist()")
     __array__ = _raise("numpy conversion (np.asarray)")
     attach_grad = _raise("attach_grad()")
-    __iadd__ = _raise("in-place += on a traced array")
-    __isub__ = _raise("in-place -= on a traced array")
-    __imul__ = _raise("in-place *= on a traced array")
-    __itruediv__ = _raise("in-place /= on a traced array")
+    # in-place operators (`+=` ... `%=`, `**=`): generated below the class from nd/arith.py's
+    # rules; all raise, since eager NDArrays mutate and a trace cannot
 
     # NDArray arithmetic: same shapes -> MXNet's elementwise op, else broadcast op
     def _binary(self, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool = False):
@@ -245,11 +245,13 @@ def _shape_of(s: Symbol):
     return state.aval(s._outputs[0])[0]
 
 
-_BROADCAST_OF = {"_Plus": "broadcast_add", "_Minus": "broadcast_sub",
-                 "_Mul": "broadcast_mul", "_Div": "broadcast_div", "_Mod": "broadcast_mod",
-                 "_Power": "broadcast_power", "_equal": "broadcast_equal", "_not_equal": "broadcast_not_equal",
-                 "_greater": "broadcast_greater", "_greater_equal": "broadcast_greater_equal",
-                 "_lesser": "broadcast_lesser", "_lesser_equal": "broadcast_lesser_equal"}
+# Symbol operator op -> the broadcasting op an NDArray uses (shapes differ), from the one table
+_BROADCAST_OF = {r.sym_tensor: r.broadcast for r in OPERATOR_RULES}
+
+for _rule in OPERATOR_RULES:
+    if _rule.augmented:
+        setattr(Tracer, f"__i{_rule.dunder}__", _raise(f"in-place {_rule.augmented} on a traced array"))
+Tracer.__idiv__ = Tracer.__itruediv__
 
 
 def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:

@@ -1,4 +1,5 @@
-"""Write docs/operators.md: every registered operator, its names, inputs and attributes.
+"""Write docs/operators.md: every registered operator, the file that declares it, its
+names, inputs and attributes.
 
     python tools/gen_operator_docs.py          # rewrite the file
     python tools/gen_operator_docs.py --check  # exit 1 when the file is stale
@@ -9,9 +10,9 @@ never disagree with what the code accepts; tests/test_docs.py checks it is fresh
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,8 +21,16 @@ sys.path.insert(0, str(ROOT))
 from hybridgraph import nd  # noqa: E402,F401 - registers every operator
 from hybridgraph.nd.attrs import REQUIRED  # noqa: E402
 from hybridgraph.nd.registry import all_ops  # noqa: E402
+from hybridgraph.nd.serialization import atomic_write  # noqa: E402
 
 TARGET = ROOT / "docs" / "operators.md"
+
+
+def defined_in(op) -> str:
+    """The repository file declaring `op` (its kernel and its `register` call live together
+    in one nd/ops module), relative to the repository root."""
+    path = Path(os.path.realpath(inspect.getsourcefile(op.forward)))
+    return path.relative_to(ROOT.resolve()).as_posix()
 
 
 def _inputs(op) -> str:
@@ -68,12 +77,13 @@ def render() -> str:
              "do not edit by hand.", "",
              f"{len(ops)} operators ({sum(op.public for op in ops.values())} public, the rest internal "
              "helpers such as hidden backward operators).", "",
-             "| operator | also registered as | inputs | attributes (type, default) | properties |",
-             "|---|---|---|---|---|"]
+             "| operator | defined in | also registered as | inputs | attributes (type, default) | properties |",
+             "|---|---|---|---|---|---|"]
     for name in sorted(ops, key=lambda n: (n.lstrip("_").lower(), n)):
         op = ops[name]
         aliases = ", ".join(f"`{a}`" for a in op.aliases) or "—"
-        lines.append(f"| `{name}` | {aliases} | {_inputs(op)} | {_attrs(op)} | {_flags(op)} |")
+        src = defined_in(op)
+        lines.append(f"| `{name}` | [{src}](../{src}) | {aliases} | {_inputs(op)} | {_attrs(op)} | {_flags(op)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -88,10 +98,7 @@ def main() -> int:
             return 1
         return 0
     TARGET.parent.mkdir(exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=TARGET.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, TARGET)
+    atomic_write(TARGET, text.encode("utf-8"))
     print(f"wrote {TARGET} ({text.count(chr(10))} lines)")
     return 0
 

@@ -39,6 +39,7 @@ Each variant is one `Plan`: a schedule (schedule.py) with its memory plan
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import traceback
@@ -83,16 +84,14 @@ def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError
 def run_passes(heads: list[Entry], *, for_training: bool, shapes: dict, dtypes: dict,
                disable: Sequence[str] = (), lint: bool = False, params: dict | None = None
                ) -> tuple[list[Entry], dict, list[str]]:
-    """Run symbol/passes' default pipeline when that package is present.
+    """Run symbol/passes' default pipeline (an import error there is an error here: a graph
+    never runs unoptimised behind the user's back).
 
     `params` (numpy arrays by variable name) are frozen at inference: their values may be
     folded into the graph (BatchNorm into the Convolution before it); ignored for training.
     Returns (new heads, new constant parameters by name, names of the passes that ran).
     """
-    try:
-        from .. import passes
-    except ImportError:
-        return heads, {}, []
+    from .. import passes  # noqa: PLC0415 - passes import the plan package (cycle)
     new_heads, new_params = passes.optimize(heads, for_training=for_training, disable=tuple(disable),
                                             lint=lint, shapes=shapes, dtypes=dtypes,
                                             params=None if for_training else params)
@@ -235,6 +234,14 @@ class Plan:
     @property
     def compiled(self) -> bool:
         return self.fwd is not None
+
+    @functools.cached_property
+    def aliased_outputs(self) -> tuple[int, ...]:
+        """Positions of the outputs that are a constant of the plan or one of its inputs (a
+        parameter, or what folding made of it): the same array at every call, which a caller
+        handing outputs to users must copy."""
+        shared = set(self.sched.inputs) | set(self.sched.constants)
+        return tuple(i for i, e in enumerate(self.sched.outputs) if e in shared)
 
     def static_memory_plan(self) -> MemoryPlan:
         """The plan NNVM would make (every internal entry writable), for reports before any run."""

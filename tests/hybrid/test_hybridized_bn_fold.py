@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from hybridgraph import nd
+from hybridgraph.gluon.utils import export_paths
 from hybridgraph.gluon import HybridBlock, nn
 from hybridgraph.gluon.cached_graph import FOLD_YOUNG, CachedGraph
 from hybridgraph.gluon.trainer import Trainer
@@ -206,6 +207,13 @@ def test_training_updates_of_moving_stats_are_seen_by_inference(interpret, monke
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
+def _sgd_step(net, trainer, seed):
+    with autograd.record():
+        loss = (net(_rand(2, 4, 6, 6, seed=seed)) ** 2).mean()
+    loss.backward()
+    trainer.step(1)
+
+
 def test_alternating_training_and_inference_stays_exact():
     """Parameters changing between every inference call: always right (the fold backs off)."""
     x = _rand(2, 4, 6, 6)
@@ -213,15 +221,32 @@ def test_alternating_training_and_inference_stays_exact():
     net.hybridize()
     trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1, "momentum": 0.9})
     for i in range(FOLD_YOUNG + 4):
-        with autograd.record():
-            loss = (net(_rand(2, 4, 6, 6, seed=i)) ** 2).mean()
-        loss.backward()
-        trainer.step(1)
+        _sgd_step(net, trainer, i)
         np.testing.assert_allclose(net(x).asnumpy(), _eager(net, ResBlock, x), rtol=RTOL, atol=ATOL)
-    assert _graph(net)._patience > 0
-    for _ in range(2 * _graph(net)._patience + 2):   # stable parameters: folds again
+    assert not _folded_ran(net)
+    for _ in range(FOLD_YOUNG):     # a validation pass: the next parameter state folds
         net(x)
+    assert not _folded_ran(net)
+    _sgd_step(net, trainer, 99)
+    np.testing.assert_allclose(net(x).asnumpy(), _eager(net, ResBlock, x), rtol=RTOL, atol=ATOL)
     assert _folded_ran(net)
+
+
+@pytest.mark.parametrize("static_alloc", [False, True])
+def test_identical_inference_calls_are_bitwise_identical(static_alloc):
+    """Issue 13, item 4: the variant (folded or not) never changes between calls with the
+    same parameters, so repeated calls give the same bits, whatever came before."""
+    x = _rand(2, 4, 6, 6)
+    net = _make(ResBlock, x)
+    net.hybridize(static_alloc=static_alloc)
+    trainer = Trainer(net.collect_params(), "sgd", {"learning_rate": 0.1})
+    # short phases first (a fold would not pay), then long ones (it would)
+    for phase, calls in enumerate([1, 1, 1, 2, 3 * FOLD_YOUNG, 3 * FOLD_YOUNG]):
+        if phase:
+            _sgd_step(net, trainer, phase)
+        first = net(x).asnumpy()
+        for _ in range(calls):
+            np.testing.assert_array_equal(net(x).asnumpy(), first, err_msg=f"phase {phase}")
 
 
 # -- training, gradients, export, cache ----------------------------------------------------------
@@ -251,7 +276,8 @@ def test_export_writes_the_unfolded_graph_and_params(tmp_path):
     net = _make(ResBlock, x)
     net.hybridize()
     net(x)
-    sym_file, params_file = net.export(str(tmp_path / "res"))
+    net.export(str(tmp_path / "res"))
+    sym_file, params_file = export_paths(str(tmp_path / "res"))
     text = Path(sym_file).read_text()
     assert text.count('"BatchNorm"') == 3 and "bnfold" not in text
     saved = nd.load(params_file)

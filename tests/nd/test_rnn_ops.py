@@ -28,7 +28,7 @@ def _call(inputs, attrs, record=False, train=True, dtype=None):
         out = nd.RNN(*xs, **attrs)
         return xs, out if isinstance(out, list) else [out]
     for x in xs:
-        if x.dtype.kind == "f":
+        if np.dtype(x.dtype).kind == "f":
             x.attach_grad()
     with autograd.record(train_mode=train):
         out = nd.RNN(*xs, **attrs)

@@ -109,8 +109,6 @@ def test_blocked_argument_gets_zeros_and_unknown_names_fail():
 
 
 def test_loss_ops_ignore_head_gradients():
-    if not has_op("make_loss"):
-        pytest.skip("make_loss is not registered")
     data = S.var("data")
     loss = S.make_loss(S.square(data))
     (g,) = loss.gradient(wrt=["data"])
@@ -130,8 +128,7 @@ def test_zero_grad_rules_give_zeros():
 def test_missing_gradient_rule_is_a_clear_error():
     op = next((o for o in ("argmax", "argsort", "topk", "_digamma") if has_op(o)
                and get_op(o).gradient is None), None)
-    if op is None:
-        pytest.skip("no operator without a gradient rule")
+    assert op is not None, "argmax, argsort, topk and _digamma all have gradient rules or are missing"
     x = S.var("x")
     y = getattr(S._internal, op)(x, name="nograd")
     with pytest.raises(MXNetError, match=rf"{op} \(node 'nograd'\) is not differentiable"):
@@ -148,8 +145,6 @@ def test_gradient_leaves_user_names_alone():
 
 
 def test_build_backward_keeps_aux_mutating_nodes_alive():
-    if not has_op("BatchNorm"):
-        pytest.skip("BatchNorm is not registered")
     data = S.var("data")
     bn = S.BatchNorm(data, name="bn")
     gamma = [n for n in bn._graph().arguments() if n.name == "bn_gamma"][0]
