@@ -177,7 +177,11 @@ class HybridBlock(Block):
 
     # -- export -----------------------------------------------------------------------------
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> tuple[str, str]:
-        """Write `path-symbol.json` and `path-%04d.params` (arg:/aux: keys) from the last trace."""
+        """Write `path-%04d.params` (arg:/aux: keys), then `path-symbol.json`, from the last trace.
+
+        Each file is written atomically and the symbol last, so a kill midway leaves
+        new weights beside the old symbol of the same graph, never a new graph beside
+        old weights; `SymbolBlock.imports` names a pair whose parameters do not match."""
         if self._last_trace is None:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block at "
                                "least once before calling export.")
@@ -185,13 +189,13 @@ class HybridBlock(Block):
         from hybridgraph.symbol.json_io import save as save_json
         traced = self._last_trace
         sym_file, params_file = f"{path}-symbol.json", f"{path}-{epoch:04d}.params"
-        save_json(traced.symbol, sym_file, remove_amp_cast)
         aux_names = set(traced.symbol.list_auxiliary_states())
         arrays = {}
         for p in traced.params:
             kind = "aux" if p.name in aux_names else "arg"
             arrays[f"{kind}:{p.name}"] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
         save(params_file, arrays)
+        save_json(traced.symbol, sym_file, remove_amp_cast)
         return sym_file, params_file
 
 

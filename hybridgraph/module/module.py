@@ -9,6 +9,7 @@ from typing import Any
 from hybridgraph import nd
 from hybridgraph.gluon import optimizer as opt
 from hybridgraph.gluon.initializer import InitDesc
+from hybridgraph.nd.atomic import atomic_write
 from hybridgraph.nd.backend import Context, cpu
 
 from ..io import DataBatch, DataDesc
@@ -111,8 +112,12 @@ class Module(BaseModule):
 
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False,
                         remove_amp_cast: bool = True) -> None:
-        """Write `prefix-symbol.json`, `prefix-%04d.params` (and `.states` if asked)."""
-        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+        """Write `prefix-%04d.params` (and `.states` if asked), then `prefix-symbol.json`.
+
+        Each file is written atomically; the symbol goes last so that a kill midway
+        leaves the old symbol beside new weights of the same graph, never a new
+        graph beside old weights (SymbolBlock.imports / load_checkpoint detect
+        a pair whose names or shapes do not match)."""
         param_name = f"{prefix}-{epoch:04d}.params"
         self.save_params(param_name)
         logging.info('Saved checkpoint to "%s"', param_name)
@@ -120,6 +125,7 @@ class Module(BaseModule):
             state_name = f"{prefix}-{epoch:04d}.states"
             self.save_optimizer_states(state_name)
             logging.info('Saved optimizer state to "%s"', state_name)
+        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
 
     # -- properties -------------------------------------------------------------------------------
     @property
@@ -350,8 +356,7 @@ class Module(BaseModule):
     def save_optimizer_states(self, fname: str) -> None:
         """Write the optimizer states (the updater's pickled states) to `fname`."""
         assert self.optimizer_initialized
-        with open(fname, "wb") as fout:
-            fout.write(self._updater.get_states())
+        atomic_write(fname, self._updater.get_states())
 
     def load_optimizer_states(self, fname: str) -> None:
         """Read optimizer states written by `save_optimizer_states`."""
