@@ -16,6 +16,7 @@ from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
 from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.plan.plan_cache import plan_cache_info
 from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
@@ -49,9 +50,13 @@ class HybridBlock(Block):
             self._cache.clear()
 
     def cache_info(self) -> dict:
-        """Traces made, cache hits, and why each retrace happened."""
+        """Traces made, cache hits, why each retrace happened, and the per-shape plans this
+        block keeps (`plans`, `plan_bytes`) within the process-wide budget (`plan_cache_limit`,
+        set with HYBRIDGRAPH_PLAN_CACHE_BYTES or symbol.plan.plan_cache.set_plan_cache_limit)."""
+        graphs = [cg for _, graph in list(self._cache.values()) for cg in graph.compiled_graphs()]
         return {"traces": self._cache_stats["traces"], "hits": self._cache_stats["hits"],
-                "entries": len(self._cache), "retrace_reasons": list(self._cache_stats["retrace_reasons"])}
+                "entries": len(self._cache), "retrace_reasons": list(self._cache_stats["retrace_reasons"]),
+                **plan_cache_info(graphs)}
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         if not isinstance(block, HybridBlock):
