@@ -21,6 +21,7 @@ from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
+from .call_checks import check_call
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 
@@ -89,6 +90,7 @@ class HybridBlock(Block):
 
     def forward(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         """Run hybrid_forward with F = nd (arrays) or F = symbol (symbols, tracers)."""
+        check_call(self, x, args, kwargs)
         if isinstance(x, Symbol):
             params = {k: (v.data() if current_trace() is not None else v.var())
                       for k, v in self._reg_params.items()}
