@@ -13,8 +13,10 @@ keeps them within one process-wide budget, least recently used first:
   plan of the same graph, their generated source leaving `linecache` with them);
 * a call that is running a dropped plan finishes normally.
 
-The budget is `HYBRIDGRAPH_PLAN_CACHE_BYTES` (default 256 MiB), changed with
-`set_plan_cache_limit`; `plan_cache_info()` reports the totals.
+The budget is `HYBRIDGRAPH_PLAN_CACHE_BYTES` (default 128 MiB), changed with
+`set_plan_cache_limit`; the PROTECT most recently used plans are kept even over it (a
+large model's training and inference plans must not evict each other on every call).
+`plan_cache_info()` reports the totals.
 """
 from __future__ import annotations
 
@@ -28,7 +30,10 @@ from .memory import POOL
 #: bytes counted per plan beyond its buffers (generated code, schedule, calibration)
 PLAN_OVERHEAD = 64 << 10
 #: process-wide budget of cached plans, in bytes
-_limit = int(os.environ.get("HYBRIDGRAPH_PLAN_CACHE_BYTES", str(256 << 20)))
+_limit = int(os.environ.get("HYBRIDGRAPH_PLAN_CACHE_BYTES", str(128 << 20)))
+#: the most recently used plans are kept whatever their size: a model whose training and
+#: inference plans together exceed the budget must not recompile on every call
+PROTECT = 4
 _tick = count(1).__next__
 _lock = threading.RLock()
 #: id(plan) -> (weakref to owner, key, weakref to plan)
@@ -108,7 +113,8 @@ def enforce(keep=None) -> int:
         if total <= _limit:
             return 0
         dropped = 0
-        for owner, key, plan in sorted(live, key=lambda t: getattr(t[2], "tick", 0)):
+        by_age = sorted(live, key=lambda t: t[2].tick)
+        for owner, key, plan in by_age[:max(0, len(by_age) - PROTECT)]:
             if total <= _limit:
                 break
             if plan is keep:
