@@ -85,9 +85,8 @@ def register(owner, key, plan) -> None:
 
 
 def _forget(pid: int):
-    def cb(_ref) -> None:
-        with _lock:
-            _registry.pop(pid, None)
+    def cb(_ref) -> None:  # no lock: the collector may run this while any lock is held
+        _registry.pop(pid, None)
     return cb
 
 
