@@ -194,6 +194,8 @@ class _StatesUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == "mxnet.ndarray.ndarray" and name == "NDArray":
             return _MXNetArray
+        if module == "__builtin__":  # protocol 0-2 pickles name Python 2's module
+            module = "builtins"
         if (module, name) == ("builtins", "bytearray"):
             return _stored_bytearray
         module = _current_module_path(module)
