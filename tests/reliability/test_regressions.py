@@ -354,4 +354,4 @@ def test_unreadable_states_are_a_format_error_and_an_unpickling_error(data):
 
 def pickle_dumps(value) -> bytes:
     import pickle
-    return pickle.dumps(value, protocol=2)
+    return pickle.dumps(value, protocol=4)
