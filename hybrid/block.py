@@ -13,10 +13,9 @@ from typing import Any
 from collections.abc import Callable
 
 from hybridgraph import nd
-from hybridgraph.nd.errors import MXNetError
 from hybridgraph.symbol.naming import NameManager, Prefix
 
-from .parameter import Parameter, ParameterDict, load_params_into
+from .parameter import Parameter, ParameterDict, load_param_file, load_params_into
 
 _CURRENT_SCOPE: contextvars.ContextVar["_BlockScope | None"] = contextvars.ContextVar(
     "hybridgraph_block_scope", default=None)
@@ -190,10 +189,7 @@ class Block:
     def load_parameters(self, filename: str, ctx: Any = None, allow_missing: bool = False,
                         ignore_extra: bool = False, cast_dtype: bool = False, dtype_source: str = "current") -> None:
         """Load parameters saved by save_parameters (or by full name, as older files are)."""
-        from hybridgraph.nd.serialization import load
-        loaded = load(filename)
-        if isinstance(loaded, list):
-            raise MXNetError(f"{filename} holds an unnamed list of arrays; expected a parameter file")
+        loaded = load_param_file(filename)
         self.load_dict(loaded, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source, filename)
 
     def load_dict(self, param_dict: dict, ctx: Any = None, allow_missing: bool = False,

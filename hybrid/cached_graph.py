@@ -251,6 +251,10 @@ class CachedGraph:
         for i, r in enumerate(results):
             r._ag = (node, i)
 
+    def compiled_graphs(self) -> list[CompiledGraph]:
+        """Every compiled variant of this graph (for the plan cache report, cache_info())."""
+        return [*self._compiled.values(), *(st.cg for st in list(self._folded.values()) if st.cg is not None)]
+
     def memory_stats(self) -> dict | None:
         """Planned / naive / lower-bound bytes of the variant that ran last."""
         if self._last is not None and self._last.last_plan is not None:

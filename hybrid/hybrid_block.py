@@ -17,10 +17,12 @@ from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
 from hybridgraph.nd.errors import DTypeError
 from hybridgraph.symbol import Symbol
+from hybridgraph.symbol.plan.plan_cache import plan_cache_info
 from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
+from .call_checks import check_call
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 from .utils import export_paths
@@ -51,9 +53,13 @@ class HybridBlock(Block):
             self._cache.clear()
 
     def cache_info(self) -> dict:
-        """Traces made, cache hits, and why each retrace happened."""
+        """Traces made, cache hits, why each retrace happened, and the per-shape plans this
+        block keeps (`plans`, `plan_bytes`) within the process-wide budget (`plan_cache_limit`,
+        set with HYBRIDGRAPH_PLAN_CACHE_BYTES or symbol.plan.plan_cache.set_plan_cache_limit)."""
+        graphs = [cg for _, graph in list(self._cache.values()) for cg in graph.compiled_graphs()]
         return {"traces": self._cache_stats["traces"], "hits": self._cache_stats["hits"],
-                "entries": len(self._cache), "retrace_reasons": list(self._cache_stats["retrace_reasons"])}
+                "entries": len(self._cache), "retrace_reasons": list(self._cache_stats["retrace_reasons"]),
+                **plan_cache_info(graphs)}
 
     def register_child(self, block: Block, name: str | None = None) -> None:
         if not isinstance(block, HybridBlock):
@@ -86,6 +92,7 @@ class HybridBlock(Block):
 
     def forward(self, x: Any, *args: Any, **kwargs: Any) -> Any:
         """Run hybrid_forward with F = nd (arrays) or F = symbol (symbols, tracers)."""
+        check_call(self, x, args, kwargs)
         if isinstance(x, Symbol):
             params = {k: (v.data() if current_trace() is not None else v.var())
                       for k, v in self._reg_params.items()}
@@ -179,8 +186,12 @@ class HybridBlock(Block):
 
     # -- export -----------------------------------------------------------------------------
     def export(self, path: str, epoch: int = 0, remove_amp_cast: bool = True) -> None:
-        """Write `path-symbol.json` and `path-%04d.params` (arg:/aux: keys) from the last trace.
-        Returns None, as MXNet 1.9.1 does; `gluon.utils.export_paths(path, epoch)` names the files."""
+        """Write `path-%04d.params` (arg:/aux: keys), then `path-symbol.json`, from the last trace.
+
+        Returns None, as MXNet 1.9.1 does; `gluon.utils.export_paths(path, epoch)` names the files.
+        Each file is written atomically and the symbol last, so a kill midway leaves
+        new weights beside the old symbol of the same graph, never a new graph beside
+        old weights; `SymbolBlock.imports` names a pair whose parameters do not match."""
         if self._last_trace is None:
             raise RuntimeError("Please first call block.hybridize() and then run forward with this block at "
                                "least once before calling export.")
@@ -188,13 +199,13 @@ class HybridBlock(Block):
         from hybridgraph.symbol.json_io import save as save_json
         traced = self._last_trace
         sym_file, params_file = export_paths(path, epoch)
-        save_json(traced.symbol, sym_file, remove_amp_cast)
         aux_names = set(traced.symbol.list_auxiliary_states())
         arrays = {}
         for p in traced.params:
             kind = "aux" if p.name in aux_names else "arg"
             arrays[f"{kind}:{p.name}"] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
         save(params_file, arrays)
+        save_json(traced.symbol, sym_file, remove_amp_cast)
 
 
 def _generic_of(sig: tuple) -> tuple:

@@ -455,8 +455,7 @@ class ParameterDict:
 
     def load(self, filename: str, ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False,
              restore_prefix: str = "", cast_dtype: bool = False, dtype_source: str = "current") -> None:
-        from hybridgraph.nd.serialization import load
-        loaded = load(filename)
+        loaded = load_param_file(filename)
         arg_dict = {restore_prefix + _strip_arg_aux(k): v for k, v in loaded.items()}
         load_params_into(self._params, arg_dict, filename, ctx, allow_missing, ignore_extra, cast_dtype,
                          dtype_source)
@@ -474,6 +473,18 @@ def _merge_param_shape(param: Parameter, v: tuple) -> tuple:
     if param.shape is None or len(param.shape) != len(v):
         return v
     return tuple(a if a != 0 else b for a, b in zip(param.shape, v))
+
+
+def load_param_file(filename: str) -> dict:
+    """The name -> NDArray dict of a parameter file; a file saved from a list (no names)
+    is refused with the one message every parameter loader gives."""
+    from hybridgraph.nd.serialization import load
+    loaded = load(filename)
+    if isinstance(loaded, list):
+        raise MXNetError(f"{filename} holds an unnamed list of {len(loaded)} arrays (saved from a list); "
+                         "expected a parameter file saved from a dict of name -> array, as "
+                         "save_parameters, export and nd.save(fname, dict) write")
+    return loaded
 
 
 def _strip_arg_aux(key: str) -> str:

@@ -59,8 +59,15 @@ class SymbolBlock(HybridBlock):
                   for i in input_names]
         block = SymbolBlock(graph, inputs)
         if param_file is not None:
-            block.collect_params().load(param_file, ctx, allow_missing, ignore_extra, cast_dtype=True,
-                                        dtype_source="saved")
+            try:
+                block.collect_params().load(param_file, ctx, allow_missing, ignore_extra, cast_dtype=True,
+                                            dtype_source="saved")
+            except AssertionError as exc:  # names or shapes differ: say the pair is mismatched
+                raise AssertionError(
+                    f"{exc}\n{symbol_file} and {param_file} do not belong together: the parameters do not "
+                    "match the graph (files of different models, or an export / save_checkpoint that was "
+                    "interrupted between its two files; the .params file is written first, the "
+                    "-symbol.json last)") from None
         return block
 
     def __init__(self, outputs: Symbol | Sequence[Symbol], inputs: Symbol | Sequence[Symbol],

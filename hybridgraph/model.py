@@ -43,14 +43,16 @@ def save_checkpoint(prefix: str, epoch: int, symbol: Any, arg_params: dict, aux_
     Notes
     -----
     Both files are written atomically (a temporary file renamed into place),
-    so a crash never leaves a truncated checkpoint. The files load in MXNet.
+    so a crash never leaves a truncated checkpoint; the params go first and the
+    symbol last, so a kill between them never pairs a new graph with old
+    weights. The files load in MXNet.
     """
-    if symbol is not None:
-        atomic_write(f"{prefix}-symbol.json", symbol.tojson(remove_amp_cast=remove_amp_cast).encode("utf-8"))
     save_dict = {f"arg:{k}": v.as_in_context(cpu()) for k, v in arg_params.items()}
     save_dict.update({f"aux:{k}": v.as_in_context(cpu()) for k, v in aux_params.items()})
     param_name = _params_name(prefix, epoch)
     atomic_write(param_name, save_tobuffer(save_dict))
+    if symbol is not None:  # last: a kill between the two never pairs a new graph with old weights
+        atomic_write(f"{prefix}-symbol.json", symbol.tojson(remove_amp_cast=remove_amp_cast).encode("utf-8"))
     logging.info('Saved checkpoint to "%s"', param_name)
 
 

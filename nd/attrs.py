@@ -7,8 +7,8 @@ values the kernels read as plain attributes (`a.num_hidden`).
 """
 from __future__ import annotations
 
-import ast
 import math
+import re
 from typing import Any
 from collections.abc import Callable, Iterable
 
@@ -17,6 +17,8 @@ import numpy as np
 from .errors import AttrError
 
 REQUIRED = object()
+#: the longest text a single number attribute may be (a float's repr is under 30)
+MAX_NUMBER_TEXT = 400
 
 
 def _strip_long(text: str) -> str:
@@ -38,26 +40,37 @@ def parse_bool(v: Any) -> bool:
 
 
 def parse_int(v: Any) -> int:
+    """An integer attribute; values outside int64 (MXNet's widest) are refused."""
     if isinstance(v, (bool, np.bool_)):
         return int(v)
     if isinstance(v, (int, np.integer)):
-        return int(v)
+        return _int64(int(v), v)
     if isinstance(v, float) and v.is_integer():
-        return int(v)
-    s = _strip_long(str(v).strip())
+        return _int64(int(v), v)
+    s = _strip_long(str(v)[:MAX_NUMBER_TEXT + 1].strip())
+    if len(s) > MAX_NUMBER_TEXT:
+        raise ValueError(f"expected an integer, got {str(v)[:40]!r}... ({len(str(v))} characters)")
     try:
-        return int(s)
+        return _int64(int(s), v)
     except ValueError:
         f = float(s)
         if f.is_integer():
-            return int(f)
+            return _int64(int(f), v)
         raise ValueError(f"expected an integer, got {v!r}") from None
+
+
+def _int64(i: int, v: Any) -> int:
+    if not -(1 << 63) <= i < 1 << 63:
+        raise ValueError(f"expected an integer in the int64 range, got {str(v)[:40]!r}")
+    return i
 
 
 def parse_float(v: Any) -> float:
     if isinstance(v, (int, float, np.number)) and not isinstance(v, bool):
         return float(v)
     s = str(v).strip()
+    if len(s) > MAX_NUMBER_TEXT:
+        raise ValueError(f"expected a number, got {s[:40]!r}... ({len(s)} characters)")
     low = s.lower()
     if low in ("inf", "+inf", "infinity"):
         return math.inf
@@ -68,21 +81,58 @@ def parse_float(v: Any) -> float:
     return float(s)
 
 
+#: the most elements a tuple attribute may hold, and the longest text it may be: a
+#: bound on what a (hostile) file can make the parser and the ops after it do
+MAX_SEQ_LEN = 1 << 16
+MAX_ATTR_TEXT = 1 << 20
+#: one element of a tuple attribute: None, True/False, or a decimal number
+#: (Python 2's `8L` suffix allowed); at most 64 characters
+_ELEMENT = re.compile(r"None|True|False|[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?L?|[+-]?(?:inf|nan)",
+                      re.IGNORECASE)
+
+
+_CLOSE = {"(": ")", "[": "]"}
+
+
+def _element(tok: str, text: str) -> Any:
+    if len(tok) > 64 or not _ELEMENT.fullmatch(tok):
+        raise ValueError(f"expected a tuple of numbers like (3, 3), got element {tok[:40]!r} in {text[:80]!r}")
+    if tok == "None":
+        return None
+    if tok in ("True", "False"):
+        return tok == "True"
+    tok = tok.rstrip("lL") if tok[-1] in "lL" and tok[-2:-1].isdigit() else tok
+    try:
+        return int(tok)
+    except ValueError:
+        return float(tok)
+
+
 def _parse_seq(v: Any) -> list:
+    """A flat tuple attribute (`"(3, 3)"`, `"[1,2]"`, `"(None, 2)"`, `"3"`), parsed by a
+    bounded scanner of our own: no `ast`/`eval` of file text, linear in its length."""
     if isinstance(v, (list, tuple)):
+        if len(v) > MAX_SEQ_LEN:
+            raise ValueError(f"expected at most {MAX_SEQ_LEN} elements, got {len(v)}")
         return list(v)
     if isinstance(v, (int, np.integer)):
         return [int(v)]
-    s = _strip_long(str(v).strip())
-    if s in ("", "()", "[]"):
+    s = str(v)
+    if len(s) > MAX_ATTR_TEXT:
+        raise ValueError(f"expected a tuple attribute of at most {MAX_ATTR_TEXT} characters, got {len(s)}")
+    s = s.strip()
+    if s and s[0] in "([" and s[-1] == _CLOSE[s[0]]:
+        s = s[1:-1].strip()
+    elif s and (s[0] in "([" or s[-1] in ")]"):
+        raise ValueError(f"expected a tuple like (3, 3), got {str(v)[:80]!r}")
+    if not s:
         return []
-    try:
-        val = ast.literal_eval(s)
-    except (ValueError, SyntaxError) as exc:
-        raise ValueError(f"expected a tuple like (3, 3), got {v!r}") from exc
-    if isinstance(val, (list, tuple)):
-        return list(val)
-    return [val]
+    parts = s.split(",")
+    if parts[-1].strip() == "":
+        parts.pop()  # "(3,)"
+    if len(parts) > MAX_SEQ_LEN:
+        raise ValueError(f"expected at most {MAX_SEQ_LEN} elements, got {len(parts)}")
+    return [_element(p.strip(), s) for p in parts]
 
 
 def parse_shape(v: Any) -> tuple:
@@ -98,8 +148,17 @@ def parse_dtype(v: Any) -> Any:
     if v is None or (isinstance(v, str) and v.strip() == "None"):
         return None
     if isinstance(v, str):
-        return np.dtype(v.strip()).name
-    return np.dtype(v).name
+        name = v.strip()
+        if not _DTYPE_NAME.fullmatch(name):
+            raise ValueError(f"expected a dtype name like float32, got {v[:40]!r}")
+        v = name
+    try:
+        return np.dtype(v).name
+    except (TypeError, ValueError, SyntaxError) as exc:  # numpy raises each for odd names
+        raise ValueError(f"expected a dtype name like float32, got {str(v)[:40]!r} ({type(exc).__name__})") from None
+
+
+_DTYPE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}|[<>=|]?[a-zA-Z]\d{0,2}")
 
 
 def format_value(v: Any) -> str:
@@ -257,13 +316,14 @@ class AttrSchema:
                     values[k] = v
                     continue
                 raise AttrError(
-                    f"operator {self.op_name}: unknown attribute {k!r} (value {v!r}); "
+                    f"operator {self.op_name}: unknown attribute {k!r:.200} (value {v!r:.200}); "
                     f"expected one of {sorted(self.attrs) + sorted(self.ignored)}")
             try:
                 values[k] = decl.convert(v)
             except (ValueError, TypeError) as exc:
+                shown = f"{v!r:.200}" + ("..." if len(repr(v)) > 200 else "")
                 raise AttrError(f"operator {self.op_name}: attribute {k!r} expected "
-                                f"{decl.type_name}, got {v!r}: {exc}") from None
+                                f"{decl.type_name}, got {shown}: {exc}") from None
             strings[k] = v if isinstance(v, str) else decl.fmt(v)
         for k, decl in self.attrs.items():
             if k not in values:

@@ -105,6 +105,10 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
         if slot < len(names) and is_array_like(a):
             bound[names[slot]] = a
             slot += 1
+        elif slot < len(names) and isinstance(a, (list, tuple)) and any(map(is_array_like, a)):
+            raise AttrError(f"operator {op.name}: input {names[slot]!r} got a {type(a).__name__} of {len(a)} "
+                            "items; expected one array. Pass the items as separate inputs, or join them "
+                            "into one array first (stack / concat)")
         else:
             if not attr_order:
                 raise AttrError(f"operator {op.name}: too many positional arguments ({len(args)})")

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import os
 import struct
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .atomic import atomic_write
 from .backend import cpu, to_numpy
 from .errors import FormatError
 
@@ -48,10 +48,21 @@ _DEV_TYPES = (1, 2, 3, 5)
 _STYPE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
 #: the most dimensions a record may declare (far above anything MXNet computes with)
 MAX_NDIM = 32
-#: largest dense array a sparse record may expand to; its size is not backed by file bytes
-MAX_SPARSE_DENSE_BYTES = 1 << 32
+#: per-file cap on the dense bytes that sparse records expand to (their declared shape is
+#: not backed by file bytes, so a 108-byte record could ask for gigabytes); set it with
+#: `set_sparse_load_limit` or the environment variable HYBRIDGRAPH_MAX_SPARSE_BYTES
+MAX_SPARSE_DENSE_BYTES = int(os.environ.get("HYBRIDGRAPH_MAX_SPARSE_BYTES", str(256 << 20)))
 
 _NONE = object()  # a "none" (uninitialised) array record
+
+
+def set_sparse_load_limit(nbytes: int) -> int:
+    """Set the per-file cap on dense bytes expanded from sparse records; returns the old cap."""
+    global MAX_SPARSE_DENSE_BYTES
+    if not isinstance(nbytes, int) or nbytes < 0:
+        raise ValueError(f"set_sparse_load_limit: expected a non-negative int, got {nbytes!r}")
+    old, MAX_SPARSE_DENSE_BYTES = MAX_SPARSE_DENSE_BYTES, nbytes
+    return old
 
 
 class _Reader:
@@ -60,6 +71,7 @@ class _Reader:
     def __init__(self, buf: bytes | bytearray | memoryview):
         self.buf = memoryview(buf).cast("B")
         self.pos = 0
+        self.sparse_bytes = 0  # dense bytes expanded from sparse records so far
 
     @property
     def remaining(self) -> int:
@@ -209,12 +221,18 @@ def _sparse_tail(r: _Reader, stype: int, sshape: tuple, shape: tuple, what: str)
         if adt is None or adt.kind not in "iu":
             raise r.fail(f"{what}: an integer aux type flag", str(adt or "bfloat16"), at=at)
         aux.append((adt, _tshape(r, f"{what}: aux {i} shape")))
+    dense_bytes = 1
+    for d in shape:  # checked before the values are read, so nothing big is touched
+        dense_bytes *= d
+    dense_bytes *= 4 if dtype is None else dtype.itemsize
+    r.sparse_bytes += dense_bytes
+    if r.sparse_bytes > MAX_SPARSE_DENSE_BYTES:
+        raise r.fail(f"{what}: sparse arrays expanding to at most {MAX_SPARSE_DENSE_BYTES} dense bytes "
+                     "per file (raise the cap with hybridgraph.nd.serialization.set_sparse_load_limit "
+                     "or HYBRIDGRAPH_MAX_SPARSE_BYTES if the file is trusted)",
+                     f"shape {shape} ({dense_bytes} bytes; {r.sparse_bytes} in this file so far)")
     values = _data(r, sshape, dtype, f"{what} values")
     idx = [_data(r, ashape, adt, f"{what} aux {i}").astype(np.int64) for i, (adt, ashape) in enumerate(aux)]
-    dense_bytes = int(np.prod(shape, dtype=object)) * (4 if dtype is None else dtype.itemsize)
-    if dense_bytes > MAX_SPARSE_DENSE_BYTES:
-        raise r.fail(f"{what}: a sparse array at most {MAX_SPARSE_DENSE_BYTES} bytes when dense",
-                     f"shape {shape} ({dense_bytes} bytes)")
     if stype == 1:
         return _rsp_to_dense(r, values, idx[0], shape, what)
     return _csr_to_dense(r, values, idx, shape, what)
@@ -406,40 +424,6 @@ def dump_arrays(arrays: Sequence[np.ndarray], names: Sequence[str] = ()) -> byte
 def save_tobuffer(data: Any) -> bytes:
     """The bytes `save` would write (an NDArray, a list of them, or a dict str -> NDArray)."""
     return dump_arrays(*_split(data))
-
-
-def _umask() -> int:
-    """The process umask, read without changing it where the OS allows."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(fname: str | os.PathLike, payload: bytes) -> None:
-    """Write to a temporary file beside `fname`, then rename it over `fname`, so a
-    crash never leaves a half-written file. Permissions follow the umask, as open() would."""
-    path = Path(fname)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(payload)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def save(fname: str | os.PathLike, data: Any) -> None:

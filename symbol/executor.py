@@ -23,7 +23,9 @@ the user's nodes); mirror recomputes cheap forward values in the backward.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import threading
 from typing import Any
 from collections.abc import Callable, Iterator, Sequence
 
@@ -187,8 +189,33 @@ def _as_backend(x: Any, ctx: Context, like: NDArray | None, what: str):
     return data
 
 
+def _exclusive(method: Callable) -> Callable:
+    """Refuse a call while another thread runs forward/backward on the same Executor: an
+    Executor is one set of argument, gradient and activation buffers, so overlapping
+    calls would silently mix their values (MXNet's executors do)."""
+    @functools.wraps(method)
+    def run(self, *args, **kwargs):
+        if not self._busy.acquire(blocking=False):
+            raise MXNetError(f"Executor.{method.__name__}() called while another thread is running "
+                             "forward/backward on the same Executor; an Executor holds one set of "
+                             "buffers: bind one Executor per thread (simple_bind, or reshape / "
+                             "shared_exec to share parameters), or serialise the calls with a lock")
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self._busy.release()
+    return run
+
+
 class Executor:
-    """A bound symbol: forward/backward over arrays it keeps (MXNet's `mx.executor.Executor`)."""
+    """A bound symbol: forward/backward over arrays it keeps (MXNet's `mx.executor.Executor`).
+
+    Not for concurrent use: an Executor is one set of buffers, and a forward/backward
+    started while another thread runs one on the same Executor raises MXNetError
+    (MXNet silently mixes the two). Bind one Executor per thread, or serialise the
+    forward+backward pairs; forward in one thread and backward in another is fine
+    when the caller orders them.
+    """
 
     def __init__(self, sym, ctx: Context, args: list, grads: list, reqs: list[str], aux: list,
                  out_meta: tuple[list, list] | None = None, program: Program | None = None):
@@ -211,6 +238,7 @@ class Executor:
         self._saved = None
         self._last_plan: Plan | None = None
         self._monitor: tuple | None = None
+        self._busy = threading.Lock()           # held by a running forward/backward (_exclusive)
 
     def _allocate_outputs(self, meta) -> list:
         if meta is None:
@@ -246,6 +274,7 @@ class Executor:
         return self._dict(self._symbol.list_outputs(), self.outputs)
 
     # -- running -------------------------------------------------------------------------
+    @_exclusive
     def forward(self, is_train: bool = False, **kwargs: Any) -> list[NDArray]:
         """Run the forward graph; keyword arrays are first copied into the argument arrays."""
         if kwargs:
@@ -281,6 +310,7 @@ class Executor:
             else:
                 out._data[...] = val
 
+    @_exclusive
     def backward(self, out_grads: Any = None, is_train: bool = True) -> None:
         """Run the backward graph and write/add the gradients into `grad_arrays`.
 

@@ -205,8 +205,24 @@ def merge_dtype(a: Any, b: Any) -> Any:
     raise DTypeError(f"dtype mismatch: {np.dtype(a).name} vs {np.dtype(b).name}")
 
 
+#: the most dimensions and elements an inferred shape may have (numpy allows 64 and 2**63
+#: bytes): a graph file asking for more is refused at inference, before any allocation
+MAX_RANK = 64
+MAX_ELEMENTS = 1 << 48
+
+
 def _as_shape(s: Any) -> tuple | None:
-    return None if s is None else tuple(int(d) for d in s)
+    if s is None:
+        return None
+    shape = tuple(int(d) for d in s)
+    if len(shape) > MAX_RANK:
+        raise ShapeError(f"a shape of {len(shape)} dimensions; at most {MAX_RANK} are supported")
+    size = 1
+    for d in shape:
+        size *= d
+    if size > MAX_ELEMENTS:
+        raise ShapeError(f"shape {shape} has {size} elements; at most 2**48 are supported")
+    return shape
 
 
 def graph_shapes(graph: IndexedGraph, known: dict[int, tuple]) -> list:

@@ -33,7 +33,7 @@ _LEGACY_DEFAULT_VERSION = 800  # files without `mxnet_version` are assumed to be
 #: upper bound on a node's declared input or output count (`num_args`, `num_outputs`):
 #: a corrupted count must give an error, not a huge allocation
 _MAX_FANOUT = 1 << 16
-_COUNT_ATTRS = ("num_outputs", "num_args", "sections")
+_COUNT_ATTRS = ("num_outputs", "num_args", "sections", "num_weights", "num_layers")
 
 #: input versions of nodes built by the loader (node -> one version per input)
 _LOADED_VERSIONS: "weakref.WeakKeyDictionary[Node, tuple]" = weakref.WeakKeyDictionary()
@@ -100,6 +100,18 @@ def _expect(value: Any, kind: type, where: str) -> Any:
         ok = isinstance(value, kind)
     if not ok:
         raise _fail(where, f"expected {_type_name(kind())}, got {_type_name(value)} {value!r:.60}")
+    if kind is str:
+        _text(value, where)
+    return value
+
+
+def _text(value: str, where: str) -> str:
+    """Refuse text that is not valid Unicode (a lone surrogate from a `\\ud800` escape):
+    it would load, then fail in `tojson()` / `save()` / `export`."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _fail(where, f"invalid Unicode text {value!r:.60} ({exc.reason} at character {exc.start})") from None
     return value
 
 
@@ -113,6 +125,7 @@ def _uint(value: Any, where: str) -> int:
 def _str_dict(value: Any, where: str) -> dict:
     _expect(value, dict, where)
     for k, v in value.items():
+        _text(k, f"{where} key")
         _expect(v, str, f"{where}[{k!r}]")
     return dict(value)
 
@@ -166,6 +179,7 @@ def _read_node(index: int, obj: Any, prefix: str) -> _RawNode:
 def _read_version(attrs: Any, where: str) -> int:
     _expect(attrs, dict, f"{where}attrs")
     for k, v in attrs.items():
+        _text(k, f"{where}attrs key")
         _expect(v, list, f"{where}attrs[{k!r}]")
         if len(v) != 2 or not isinstance(v[0], str):
             raise _fail(f"{where}attrs[{k!r}]", f"expected a typed value [type name, value], got {v!r:.60}")

@@ -7,8 +7,9 @@ attributes sorted by key, and the formatting of dmlc's JSONWriter (see
 from __future__ import annotations
 
 import os
-import uuid
 from typing import Sequence
+
+from hybridgraph.nd.atomic import atomic_write
 
 from .graph import Node, topo_sort
 from .json_read import MXNET_VERSION, _LOADED_VERSIONS
@@ -224,22 +225,11 @@ def tojson(sym: Symbol, remove_amp_cast: bool = True) -> str:
 
 
 def save(sym: Symbol, fname: str | os.PathLike, remove_amp_cast: bool = True) -> None:
-    """Write `tojson(sym)` to `fname` atomically (a temporary file in the same
-    folder, then `os.replace`), so a crash never leaves a half-written file."""
+    """Write `tojson(sym)` to `fname` atomically (nd/atomic.py), so a crash never
+    leaves a half-written file."""
     if not isinstance(fname, (str, os.PathLike)):
         raise TypeError("fname need to be string")
-    text = tojson(sym, remove_amp_cast)
-    path = os.fspath(fname)
-    tmp = os.path.join(os.path.dirname(os.path.abspath(path)),
-                       f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "x", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    atomic_write(fname, tojson(sym, remove_amp_cast).encode("utf-8"))
 
 
 def debug_str(sym: Symbol) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from hybridgraph.nd.arith import OPERATOR_RULES
-from hybridgraph.nd.errors import NotImplementedForSymbol
+from hybridgraph.nd.errors import DTypeError, MXNetError, NotImplementedForSymbol
 from hybridgraph.nd.kernel import rule_error
 from hybridgraph.nd.registry import merge_shape, shape_known
 
@@ -254,6 +254,21 @@ for _rule in OPERATOR_RULES:
 Tracer.__idiv__ = Tracer.__itruediv__
 
 
+def _dtype_message(op, attrs, entries: list, out_entries: list, dtypes: list, exc: Exception) -> str:
+    """A dtype error of a traced op, naming the node, each input (its slot and the
+    parameter or input variable feeding it) and the fix."""
+    node = out_entries[0][0].name if out_entries else op.name
+    try:
+        slots = list(op.input_names(attrs))
+    except (MXNetError, ValueError, TypeError, KeyError, IndexError):
+        slots = []
+    listed = ", ".join(f"{slots[i] if i < len(slots) else i} from {e[0].name!r}: {d}"
+                       for i, (e, d) in enumerate(zip(entries, dtypes)) if d is not None)
+    return (f"{user_frame()}: node {node!r} (operator {op.name}): {exc}; its inputs are {listed}. "
+            "A block's inputs and parameters must share one dtype: cast the input "
+            "(x.astype(...)) or the block's parameters (block.cast(dtype))")
+
+
 def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
     """Run the op's shape/type rules on the inputs' abstract values; record results
     (refined input shapes too: deferred-init parameters learn their shapes here)."""
@@ -280,7 +295,10 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
                     state.set_aval(e, tuple(s), None)
             for e, s in zip(out_entries, outs):
                 state.set_aval(e, None if s is None else tuple(s), None)
-    tres = op.infer_type(attrs, *dtypes) if any(d is not None for d in dtypes) or not entries else None
+    try:
+        tres = op.infer_type(attrs, *dtypes) if any(d is not None for d in dtypes) or not entries else None
+    except DTypeError as exc:
+        raise DTypeError(_dtype_message(op, attrs, entries, out_entries, dtypes, exc)) from exc
     if tres is not None:
         ins, outs = tres
         if len(outs) == 1 and len(out_entries) > 1:

@@ -11,9 +11,10 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import warnings
 from typing import Any
+
+from hybridgraph.nd.atomic import atomic_write
 
 from .symbol import Symbol
 
@@ -143,10 +144,7 @@ class Dot:
 
     def save(self, filename: str | None = None, directory: str | None = None) -> str:
         path = os.path.join(directory or ".", filename or f"{self.name}.gv")
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            f.write(self.source)
-        os.replace(tmp, path)
+        atomic_write(path, self.source.encode("utf-8"))
         return path
 
     def render(self, filename: str | None = None, directory: str | None = None, cleanup: bool = False,

@@ -10,8 +10,8 @@ from hybridgraph import kvstore as kvs
 from hybridgraph import nd
 from hybridgraph.gluon import optimizer as opt
 from hybridgraph.gluon.initializer import InitDesc
+from hybridgraph.nd.atomic import atomic_write
 from hybridgraph.nd.backend import Context, cpu
-from hybridgraph.nd.serialization import atomic_write
 
 from ..io import DataBatch, DataDesc
 from ..model import load_checkpoint
@@ -113,8 +113,12 @@ class Module(BaseModule):
 
     def save_checkpoint(self, prefix: str, epoch: int, save_optimizer_states: bool = False,
                         remove_amp_cast: bool = True) -> None:
-        """Write `prefix-symbol.json`, `prefix-%04d.params` (and `.states` if asked)."""
-        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
+        """Write `prefix-%04d.params` (and `.states` if asked), then `prefix-symbol.json`.
+
+        Each file is written atomically; the symbol goes last so that a kill midway
+        leaves the old symbol beside new weights of the same graph, never a new
+        graph beside old weights (SymbolBlock.imports / load_checkpoint detect
+        a pair whose names or shapes do not match)."""
         param_name = f"{prefix}-{epoch:04d}.params"
         self.save_params(param_name)
         logging.info('Saved checkpoint to "%s"', param_name)
@@ -122,6 +126,7 @@ class Module(BaseModule):
             state_name = f"{prefix}-{epoch:04d}.states"
             self.save_optimizer_states(state_name)
             logging.info('Saved optimizer state to "%s"', state_name)
+        self._symbol.save(f"{prefix}-symbol.json", remove_amp_cast=remove_amp_cast)
 
     # -- properties -------------------------------------------------------------------------------
     @property

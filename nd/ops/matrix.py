@@ -92,13 +92,12 @@ def infer_reshape(spec: tuple, dshape: tuple, reverse: bool = False) -> tuple:
     codes = list(spec)[::-1] if reverse else list(spec)
     out: list[int] = []
     src, inf, inf_code, i = 0, -1, -1, 0
-    while i < len(codes):
+    while i < len(codes):  # one pass; each step reads only the codes and dims it uses
         if codes[i] == -1:
             if inf >= 0:
-                raise ShapeError(f"Reshape: shape={tuple(spec)} has more than one -1; only one dim can be inferred")
+                raise ShapeError(f"Reshape: shape={_short(spec)} has more than one -1; only one dim can be inferred")
             inf, inf_code = len(out), i
-        emitted, used, skip = _reshape_step(spec, dshape, dims[src:], codes[i:])
-        out.extend(emitted)
+        used, skip = _reshape_step(spec, dshape, dims, src, codes, i, out)
         src += used
         i += 1 + skip
     if inf >= 0:
@@ -106,31 +105,47 @@ def infer_reshape(spec: tuple, dshape: tuple, reverse: bool = False) -> tuple:
     return tuple(out[::-1] if reverse else out)
 
 
-def _reshape_step(spec, dshape, dims: list, codes: list) -> tuple[list, int, int]:
-    """One code of a Reshape spec on the remaining input `dims`:
-    (dims emitted, input dims consumed, following codes consumed)."""
-    c = codes[0]
-    where = f"Reshape: shape={tuple(spec)} on input {tuple(dshape)}:"
+def _short(spec) -> str:
+    """A spec for an error message, cut short when a file gave thousands of codes."""
+    text = str(tuple(spec))
+    return text if len(text) <= 200 else text[:200] + f"... ({len(spec)} codes)"
+
+
+def _reshape_step(spec, dshape, dims: list, src: int, codes: list, i: int, out: list) -> tuple[int, int]:
+    """Code `codes[i]` of a Reshape spec on the input dims from `src`: appends the dims it
+    emits to `out`; returns (input dims consumed, following codes consumed)."""
+    c = codes[i]
+    left = max(0, len(dims) - src)
     if c == 0:
-        if not dims:
-            raise ShapeError(f"{where} code 0 copies a dim past the end of the input")
-        return [dims[0]], 1, 0
+        if not left:
+            raise ShapeError(f"{_where(spec, dshape)} code 0 copies a dim past the end of the input")
+        out.append(dims[src])
+        return 1, 0
     if c == -1:
-        return [1], 1, 0  # placeholder, filled by _place_inferred
+        out.append(1)  # placeholder, filled by _place_inferred
+        return 1, 0
     if c == -2:
-        return list(dims), len(dims), 0
+        out.extend(dims[src:])
+        return left, 0
     if c == -3:
-        if len(dims) < 2:
-            raise ShapeError(f"{where} code -3 merges two dims but fewer than two are left")
-        return [dims[0] * dims[1]], 2, 0
+        if left < 2:
+            raise ShapeError(f"{_where(spec, dshape)} code -3 merges two dims but fewer than two are left")
+        out.append(dims[src] * dims[src + 1])
+        return 2, 0
     if c == -4:
-        if len(codes) < 3 or not dims:
-            raise ShapeError(f"{where} code -4 needs two following values and an input dim to split")
-        return list(_split_dim(spec, dims[0], codes[1], codes[2])), 1, 2
+        if len(codes) - i < 3 or not left:
+            raise ShapeError(f"{_where(spec, dshape)} code -4 needs two following values and an input dim to split")
+        out.extend(_split_dim(spec, dims[src], codes[i + 1], codes[i + 2]))
+        return 1, 2
     if c > 0:
-        return [c], 1, 0
-    raise AttrError(f"Reshape: invalid code {c} in shape={tuple(spec)}; expected a positive "
+        out.append(c)
+        return 1, 0
+    raise AttrError(f"Reshape: invalid code {c} in shape={_short(spec)}; expected a positive "
                     "size or one of 0, -1, -2, -3, -4")
+
+
+def _where(spec, dshape) -> str:
+    return f"Reshape: shape={_short(spec)} on input {tuple(dshape)}:"
 
 
 def _place_inferred(out: list, dshape: tuple, inf: int, inf_code: int) -> list:
@@ -148,9 +163,9 @@ def _place_inferred(out: list, dshape: tuple, inf: int, inf_code: int) -> list:
 def _split_dim(spec, d0: int, d1: int, d2: int) -> tuple[int, int]:
     """The two dims code -4 splits `d0` into (either may be -1)."""
     if d1 == -1 and d2 == -1:
-        raise ShapeError(f"Reshape: shape={tuple(spec)}: split dims after -4 cannot both be -1")
+        raise ShapeError(f"Reshape: shape={_short(spec)}: split dims after -4 cannot both be -1")
     if not (d1 == -1 or d1 > 0) or not (d2 == -1 or d2 > 0):
-        raise ShapeError(f"Reshape: shape={tuple(spec)}: split dims after -4 must be positive or -1, "
+        raise ShapeError(f"Reshape: shape={_short(spec)}: split dims after -4 must be positive or -1, "
                          f"got {d1}, {d2}")
     if not d0:  # unknown input dim: a -1 stays unknown
         return (0 if d1 == -1 else d1), (0 if d2 == -1 else d2)
@@ -159,7 +174,7 @@ def _split_dim(spec, d0: int, d1: int, d2: int) -> tuple[int, int]:
     if d2 == -1:
         d2 = d0 // d1
     if d1 < 1 or d2 < 1 or d1 * d2 != d0:
-        raise ShapeError(f"Reshape: shape={tuple(spec)}: split dims {d1}, {d2} do not divide input dim {d0}")
+        raise ShapeError(f"Reshape: shape={_short(spec)}: split dims {d1}, {d2} do not divide input dim {d0}")
     return d1, d2
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import linecache
+import weakref
 from dataclasses import dataclass, field
 from collections.abc import Callable
 
@@ -210,4 +211,5 @@ def _compile(w: _Writer, label: str) -> Segment:
     exec(code, w.ns)  # noqa: S102 - the source is generated above from the schedule
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     fn = w.ns["forward"] if "def forward" in w.lines[0] else w.ns["backward"]
+    weakref.finalize(fn, linecache.cache.pop, filename, None)  # the source leaves with the plan
     return Segment(fn, source, filename, dict(w.line_step), list(w.buffers))

@@ -56,7 +56,9 @@ from ..graph import Entry, Node, topo_sort
 from .calibration import Calibration, dead_after
 from .codegen import Segment, generate_backward, generate_forward
 from .memory import POOL, MemoryPlan, plan_memory, validate_plan
+from . import plan_cache
 from .mirror import mirror_schedule
+from .plan_cache import new_storage
 from .report import plan_report
 from .schedule import Schedule, Step, build_schedule
 
@@ -66,6 +68,7 @@ __all__ = ["compile_graph", "CompiledGraph", "Plan", "ExecutionError", "lower", 
 VALIDATE = os.environ.get("HYBRIDGRAPH_VALIDATE_PLANS", "0") not in ("", "0")
 #: an input's (shape, dtype): what selects the variant (Plan) of a call
 _SIGNATURE = attrgetter("shape", "dtype")
+_tick = plan_cache.tick
 
 
 class ExecutionError(MXNetError):
@@ -216,6 +219,7 @@ class Plan:
         self._static_arena: _Arena | None = None
         self._external = sched.external()
         self._last_dests: tuple | None = None
+        self.tick, self.on_new_arena, self.spare = 0, None, None  # set by plan_cache.register
 
     def _check_bound(self, bound: dict) -> dict:
         """Keep the bound buffers that fit: one buffer per entry, of the entry's shape and dtype,
@@ -280,8 +284,8 @@ class Plan:
         self._calib = None
 
     def _new_arena(self) -> _Arena:
-        xp, sched, memory = self.xp, self.sched, self.memory
-        storages = [xp.empty(max(int(nb), 1), dtype=np.uint8) if kind == POOL else None
+        sched, memory = self.sched, self.memory
+        storages = [new_storage(self, max(int(nb), 1)) if kind == POOL else None
                     for nb, kind in zip(memory.storage_bytes, memory.storage_kind)]
 
         def views(seg: Segment | None) -> tuple:
@@ -293,6 +297,8 @@ class Plan:
                 buf = storages[memory.storage[e]][:nb]
                 out.append(buf.view(np.dtype(sched.dtypes[e])).reshape(tuple(sched.shapes[e])))
             return tuple(out)
+        if self.on_new_arena is not None:
+            self.on_new_arena(self)       # plan_cache: keep the byte budget
         return _Arena(storages, views(self.fwd), views(self.bwd))
 
     def _take_arena(self) -> _Arena:
@@ -576,6 +582,7 @@ class CompiledGraph:
         self._plans: dict = {}
         self._lock = threading.Lock()
         self.last_plan: Plan | None = None
+        self.spare: list = []             # byte buffers of evicted plans (plan_cache.py)
 
     def _key(self, inputs: Sequence, is_train: bool, record: bool) -> tuple:
         return tuple(map(_SIGNATURE, inputs)), record, is_train
@@ -592,9 +599,10 @@ class CompiledGraph:
             return plan
         with self._lock:
             plan = self._plans.get(key)
-            if plan is None:
-                plan = self._build(key)
-                self._plans[key] = plan
+            if plan is not None:
+                return plan
+            plan = self._plans[key] = self._build(key)
+        plan_cache.register(self, key, plan)  # outside the lock: may evict plans of this graph
         return plan
 
     def _build(self, key: tuple) -> Plan:
@@ -617,6 +625,7 @@ class CompiledGraph:
         plan = self._plans.get((tuple(map(_SIGNATURE, inputs)), record, is_train))
         if plan is None:
             plan = self._first_call(inputs, bool(is_train), bool(record))
+        plan.tick = _tick()               # least recently used plans go first (plan_cache.py)
         self.last_plan = plan
         return plan.forward(inputs, is_train, record)
 

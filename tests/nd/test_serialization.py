@@ -230,7 +230,7 @@ def test_malformed_files_raise_format_error(buf, match):
 def test_sparse_record_cannot_expand_to_a_huge_dense_array():
     rsp = (struct.pack("<Iii2qi2qiii", 0xF993FAC9, 1, 2, 0, 1024, 2, 2**40, 1024, 1, 0, 0)
            + struct.pack("<iiq", 6, 1, 0))
-    with pytest.raises(FormatError, match="at most .* bytes when dense"):
+    with pytest.raises(FormatError, match="at most .* dense bytes per file"):
         ser.load_frombuffer(_file([rsp]))
 
 
