@@ -106,8 +106,39 @@ class _Export:
         known_t.update({g.entry_id((vars_[k], 0)): v.dtype for k, v in self.params.items() if k in vars_})
         self.shapes, self.dtypes = graph_shapes(g, known_s), graph_types(g, known_t)
         self.w = NodeWriter(opset, self.params, dynamic=dynamic_shapes is not None)
+        self.sources = self._dim_sources(known_s, vars_) if dynamic_shapes is not None else {}
         self.tensor: dict[int, str] = {}  # entry id -> ONNX tensor name
         self.inputs: list = []
+
+    def _dim_sources(self, known: dict, vars_: dict) -> dict[int, list]:
+        """entry id -> per dim (input name, axis, scale) when the dim follows a symbolic input dim.
+
+        Inference reruns with one symbolic input dim doubled; dims that double with it follow
+        it (dim = scale * input dim), so lowerings that write a shape (zeros of the batch
+        size, reshape targets) can compute it from `Shape(input)` instead of baking it."""
+        from hybridgraph.symbol.infer import graph_shapes
+
+        out: dict[int, list] = {}
+        for name, dyn in self.dynamic_shapes.items():
+            base = self.input_shapes[name]
+            for axis, d in enumerate(dyn):
+                if isinstance(d, int) or base[axis] == 0:
+                    continue
+                probe = dict(known)
+                eid0 = self.graph.entry_id((vars_[name], 0))
+                probe[eid0] = tuple(2 * v if i == axis else v for i, v in enumerate(base))
+                try:
+                    shapes = graph_shapes(self.graph, probe)
+                except (MXNetError, ValueError):
+                    continue
+                for eid, (s0, s1) in enumerate(zip(self.shapes, shapes)):
+                    if s0 is None or s1 is None or len(s0) != len(s1):
+                        continue
+                    for j, (x, y) in enumerate(zip(s0, s1)):
+                        if x and y == 2 * x:
+                            row = out.setdefault(eid, [None] * len(s0))
+                            row[j] = row[j] or (name, axis, x / base[axis])
+        return out
 
     def _unique(self, name: str) -> str:
         out, i = name, 0
@@ -151,6 +182,7 @@ class _Export:
         base = g.entry_id((node, 0))
         n_out = node.num_outputs()
         w.begin(node, ins, in_shapes, in_dtypes, self.shapes[base:base + n_out], self.dtypes[base:base + n_out])
+        w.out_sources = [self.sources.get(base + i) for i in range(n_out)]
         start = len(w.nodes)
         try:
             outs = lower(w, node)

@@ -39,6 +39,8 @@ class NodeWriter:
         self.in_dtypes: list[np.dtype] = []
         self.out_shapes: list[tuple] = []
         self.out_dtypes: list[np.dtype] = []
+        #: per output: None, or per dim None / (graph input, axis, scale) when it follows a symbolic dim
+        self.out_sources: list = []
 
     # -- the node being lowered ------------------------------------------------------------
     def begin(self, node, inputs, in_shapes, in_dtypes, out_shapes, out_dtypes) -> None:
@@ -119,6 +121,30 @@ class NodeWriter:
         if op_type in ("Unsqueeze", "Squeeze", "ReduceSum") or self.opset >= 18:
             return self.op(op_type, [x, self.ints(axes, "axes")] if axes else [x], **attrs)
         return self.op(op_type, [x], axes=axes or None, **attrs)
+
+    def out_shape_tensor(self, i: int = 0) -> str:
+        """Output i's shape as an int64 tensor: baked, or computed from the symbolic input dims it follows."""
+        shape, src = self.out_shapes[i], (self.out_sources[i] if i < len(self.out_sources) else None)
+        if not src or not any(src):
+            return self.ints(shape)
+        parts = []
+        for d, s in zip(shape, src):
+            if s is None:
+                parts.append(self.ints([d]))
+                continue
+            name, axis, scale = s
+            dim = self.op("Shape", [name], start=axis, end=axis + 1)
+            if scale != 1:
+                num, den = float(scale).as_integer_ratio()
+                dim = self.op("Div", [self.op("Mul", [dim, self.ints([num])]), self.ints([den])])
+            parts.append(dim)
+        return self.op("Concat", parts, axis=0)
+
+    def fill(self, shape: str, value: float, dtype) -> str:
+        """ConstantOfShape: a tensor of `shape` (an int64 tensor) filled with `value` of `dtype`."""
+        from onnx import numpy_helper
+        return self.op("ConstantOfShape", [shape],
+                       value=numpy_helper.from_array(np.asarray([value], dtype=np.dtype(dtype))))
 
     def shape_of(self, x: str, start: int | None = None, end: int | None = None) -> str:
         """ONNX Shape (optionally a slice of it, opset 15's start/end)."""

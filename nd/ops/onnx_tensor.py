@@ -5,8 +5,11 @@ a dynamic batch), transpose, slicing, reductions, dot products and casts.
 from __future__ import annotations
 
 
+import numpy as np
+
 from ..lowering import onnx_lowering
-from . import elemwise, matrix, matrix_join, matrix_misc, nn, nn_softmax, norm  # noqa: F401 - the ops lowered here
+from . import elemwise, init, matrix, matrix_join, matrix_misc, nn, nn_softmax, norm  # noqa: F401 - the ops lowered
+from .matrix import _reshape_out
 
 _BINARY = {"Add": ("elemwise_add", "broadcast_add"), "Sub": ("elemwise_sub", "broadcast_sub"),
            "Mul": ("elemwise_mul", "broadcast_mul"), "Div": ("elemwise_div", "broadcast_div"),
@@ -128,3 +131,93 @@ def _flatten(g, node):
 @onnx_lowering("Cast")
 def _cast(g, node):
     return [g.cast(g.inputs[0], node.attrs.dtype)]
+
+
+# -- shapes ---------------------------------------------------------------------------------
+
+def _dependencies(infer, shape: tuple) -> tuple[tuple, list[list[int]]]:
+    """The output shape at `shape`, and for each output dim the input dims it scales with.
+
+    Doubling one input dim at a time and watching which output dims double finds how
+    MXNet's codes (0, -1, -2, -3, -4, or any rule) move dims, without re-deriving them."""
+    base = tuple(infer(tuple(shape)))
+    deps: list[list[int]] = [[] for _ in base]
+    for i in range(len(shape)):
+        bigger = list(shape)
+        bigger[i] *= 2
+        try:
+            out = tuple(infer(tuple(bigger)))
+        except (ValueError, ArithmeticError):
+            continue  # this input dim cannot vary under the codes (an exact split): it stays fixed
+        if len(out) != len(base):
+            continue
+        for j, (a, b) in enumerate(zip(base, out)):
+            if b == 2 * a and a != 0:
+                deps[j].append(i)
+    return base, deps
+
+
+def dynamic_shape(g, x: str, in_shape: tuple, infer) -> str:
+    """The target-shape tensor of a reshape of `x` whose rule is `infer(input shape) -> output shape`.
+
+    Static exports bake the shape; dynamic ones compute every dim that scales with an input
+    dim from `Shape(x)` (one of them as -1), so a symbolic batch flows through any code."""
+    base, deps = _dependencies(infer, in_shape)
+    if not g.dynamic or not any(deps):
+        return g.ints(base)
+    moving = [j for j, d in enumerate(deps) if d]
+    if len(moving) == 1:
+        return g.ints([-1 if j == moving[0] else d for j, d in enumerate(base)])
+    shape = g.op("Shape", [x])
+    parts = []
+    for j, d in enumerate(base):
+        if not deps[j] or j == moving[-1]:
+            parts.append(g.ints([-1 if deps[j] else d]))
+            continue
+        dims = g.op("Gather", [shape, g.ints(deps[j], "dims")], axis=0)
+        size = g.axes_op("ReduceProd", dims, [0], keepdims=1)
+        scale = int(np.prod([in_shape[i] for i in deps[j]]))
+        if d != scale:
+            size = g.op("Div", [g.op("Mul", [size, g.ints([d])]), g.ints([scale])])
+        parts.append(size)
+    return g.op("Concat", parts, axis=0)
+
+
+@onnx_lowering("Reshape")
+def _reshape_op(g, node):
+    a = node.attrs
+    target = dynamic_shape(g, g.inputs[0], tuple(g.in_shapes[0]), lambda s: _reshape_out(a, s))
+    return [g.op("Reshape", [g.inputs[0], target])]
+
+
+@onnx_lowering("_rnn_param_concat")
+def _rnn_param_concat(g, node):
+    return _concat(g, node)
+
+
+# -- creation ---------------------------------------------------------------------------------
+
+def _filled(value_of):
+    def lower(g, node):
+        return [g.fill(g.out_shape_tensor(0), value_of(node.attrs), g.out_dtypes[0])]
+    return lower
+
+
+onnx_lowering("_zeros", "_empty")(_filled(lambda a: 0))
+onnx_lowering("_ones")(_filled(lambda a: 1))
+onnx_lowering("_full")(_filled(lambda a: a.value))
+
+
+@onnx_lowering("zeros_like", "ones_like")
+def _fill_like(g, node):
+    value = 0 if node.op.name == "zeros_like" else 1
+    return [g.fill(g.op("Shape", [g.inputs[0]]), value, g.in_dtypes[0])]
+
+
+@onnx_lowering("_arange", note="written as its values (a constant)")
+def _arange(g, node):
+    a = node.attrs
+    start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
+    n = len(range(0, max(int(np.ceil((stop - start) / a.step)), 0)))
+    vals = (start + a.step * np.arange(n, dtype=np.float64)).astype(a.dtype or "float32")
+    return [g.op("Identity", [g.const(np.repeat(vals, a.repeat), hint="arange")])]
