@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import onnx_lowering
-from . import elemwise, matrix, matrix_join, matrix_misc, nn, nn_softmax, norm  # noqa: F401 - the ops lowered here
+from . import matrix_slice, nn, nn_softmax, norm, normalize, spatial  # noqa: F401 - the ops lowered here
 from .conv import _conv_geometry
 from .conv_kernels import is_channel_last, spatial_tuple
 from .deconv import _deconv_pad_adj
@@ -211,3 +211,132 @@ def _softmax_output(g, node):
     # SoftmaxOutput on N-d data without multi_output: softmax over the flattened trailing axes
     y = g.op("Softmax", [g.op("Flatten", [x], axis=1)], axis=1)
     return [g.reshape(y, [0, *shape[1:]])]
+
+
+# -- normalizations -------------------------------------------------------------------------------
+
+def _normalize(g, x: str, axes: list[int], eps: float, dt) -> str:
+    """(x - mean) / sqrt(var + eps) over `axes` (MXNet's biased variance)."""
+    mean = g.axes_op("ReduceMean", x, axes, keepdims=1)
+    centered = g.op("Sub", [x, mean])
+    var = g.axes_op("ReduceMean", g.op("Mul", [centered, centered]), axes, keepdims=1)
+    return g.op("Div", [centered, g.op("Sqrt", [g.op("Add", [var, g.scalar(eps, dt)])])])
+
+
+def _affine(g, y: str, gamma: str, beta: str, axis: int, ndim: int) -> str:
+    view = [1] * ndim
+    view[axis] = -1
+    return g.op("Add", [g.op("Mul", [y, g.reshape(gamma, view)]), g.reshape(beta, view)])
+
+
+@onnx_lowering("LayerNorm")
+def _layer_norm(g, node):
+    a, ndim = node.attrs, len(g.in_shapes[0])
+    if a.output_mean_var:
+        raise g.fail("output_mean_var=True", "export without output_mean_var")
+    axis = a.axis + ndim if a.axis < 0 else a.axis
+    y = _normalize(g, g.inputs[0], [axis], a.eps, g.in_dtypes[0])
+    return [_affine(g, y, g.inputs[1], g.inputs[2], axis, ndim)]
+
+
+@onnx_lowering("InstanceNorm")
+def _instance_norm(g, node):
+    return [g.op("InstanceNormalization", g.inputs[:3], epsilon=float(node.attrs.eps))]
+
+
+@onnx_lowering("GroupNorm")
+def _group_norm(g, node):
+    a, shape = node.attrs, g.in_shapes[0]
+    if a.output_mean_var:
+        raise g.fail("output_mean_var=True", "export without output_mean_var")
+    grouped = g.reshape(g.inputs[0], [0, int(a.num_groups), -1])
+    y = _normalize(g, grouped, [2], a.eps, g.in_dtypes[0])
+    y = g.op("Reshape", [y, g.op("Shape", [g.inputs[0]])])
+    return [_affine(g, y, g.inputs[1], g.inputs[2], 1, len(shape))]
+
+
+@onnx_lowering("L2Normalization")
+def _l2_normalization(g, node):
+    a, ndim, dt = node.attrs, len(g.in_shapes[0]), g.in_dtypes[0]
+    axes = {"instance": list(range(1, ndim)), "channel": [1], "spatial": list(range(2, ndim))}[a.mode]
+    x = g.inputs[0]
+    ss = g.axes_op("ReduceSum", g.op("Mul", [x, x]), axes, keepdims=1)
+    return [g.op("Div", [x, g.op("Sqrt", [g.op("Add", [ss, g.scalar(a.eps, dt)])])])]
+
+
+@onnx_lowering("LRN")
+def _lrn(g, node):
+    a = node.attrs
+    return [g.op("LRN", [g.inputs[0]], alpha=float(a.alpha), beta=float(a.beta), bias=float(a.knorm),
+                 size=int(a.nsize))]
+
+
+@onnx_lowering("moments")
+def _moments(g, node):
+    a, ndim = node.attrs, len(g.in_shapes[0])
+    axes = list(range(ndim)) if a.axes is None else [x + ndim if x < 0 else x for x in a.axes]
+    x = g.inputs[0]
+    mean = g.axes_op("ReduceMean", x, axes, keepdims=1)
+    centered = g.op("Sub", [x, mean])
+    var = g.axes_op("ReduceMean", g.op("Mul", [centered, centered]), axes, keepdims=int(bool(a.keepdims)))
+    if not a.keepdims:
+        mean = g.axes_op("Squeeze", mean, axes) if len(axes) < ndim else g.reshape(mean, [])
+    return [mean, var]
+
+
+# -- spatial ----------------------------------------------------------------------------------------
+
+@onnx_lowering("UpSampling", note="nearest, one input")
+def _upsampling(g, node):
+    a = node.attrs
+    if a.sample_type != "nearest" or len(g.inputs) != 1:
+        raise g.fail(f"UpSampling sample_type={a.sample_type!r} with {len(g.inputs)} inputs",
+                     "use nearest upsampling of one input, or Deconvolution")
+    s = float(a.scale)
+    scales = g.const(np.asarray([1, 1, s, s], dtype=np.float32), hint="scales")
+    return [g.op("Resize", [g.inputs[0], "", scales], mode="nearest", nearest_mode="floor",
+                 coordinate_transformation_mode="asymmetric")]
+
+
+@onnx_lowering("_contrib_AdaptiveAvgPooling2D", note="output sizes dividing the input")
+def _adaptive_avg_pool(g, node):
+    in_sp, out_sp = g.in_shapes[0][2:], g.out_shapes[0][2:]
+    if all(o == 1 for o in out_sp):
+        return [g.op("GlobalAveragePool", [g.inputs[0]])]
+    if any(i % o for i, o in zip(in_sp, out_sp)):
+        raise g.fail(f"adaptive pooling from {tuple(in_sp)} to {tuple(out_sp)} has uneven windows",
+                     "choose an output size that divides the input size")
+    k = [i // o for i, o in zip(in_sp, out_sp)]
+    return [g.op("AveragePool", [g.inputs[0]], kernel_shape=k, strides=k)]
+
+
+@onnx_lowering("_contrib_BilinearResize2D", note="align_corners=True")
+def _bilinear_resize(g, node):
+    a = node.attrs
+    if not a.align_corners or len(g.inputs) != 1:
+        raise g.fail("BilinearResize2D with align_corners=False or a 'like' input",
+                     "use align_corners=True with a size or scale")
+    sizes = g.ints(g.out_shapes[0], "sizes")
+    return [g.op("Resize", [g.inputs[0], "", "", sizes], mode="linear",
+                 coordinate_transformation_mode="align_corners")]
+
+
+@onnx_lowering("Pad")
+def _pad(g, node):
+    a = node.attrs
+    width = [int(w) for w in a.pad_width]
+    pads = width[0::2] + width[1::2]
+    ins = [g.inputs[0], g.ints(pads, "pads")]
+    if a.mode == "constant":
+        ins.append(g.scalar(a.constant_value, g.in_dtypes[0]))
+    return [g.op("Pad", ins, mode=a.mode)]
+
+
+@onnx_lowering("depth_to_space")
+def _depth_to_space(g, node):
+    return [g.op("DepthToSpace", [g.inputs[0]], blocksize=int(node.attrs.block_size), mode="DCR")]
+
+
+@onnx_lowering("space_to_depth")
+def _space_to_depth(g, node):
+    return [g.op("SpaceToDepth", [g.inputs[0]], blocksize=int(node.attrs.block_size))]

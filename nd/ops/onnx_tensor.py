@@ -221,3 +221,118 @@ def _arange(g, node):
     n = len(range(0, max(int(np.ceil((stop - start) / a.step)), 0)))
     vals = (start + a.step * np.arange(n, dtype=np.float64)).astype(a.dtype or "float32")
     return [g.op("Identity", [g.const(np.repeat(vals, a.repeat), hint="arange")])]
+
+
+# -- more elementwise math -----------------------------------------------------------------------
+
+def _math(fn):
+    def lower(g, node):
+        return [fn(g, g.inputs[0], g.in_dtypes[0], node.attrs)]
+    return lower
+
+
+def _sign_abs(g, x, inner):
+    return g.op("Mul", [g.op("Sign", [x]), inner(g.op("Abs", [x]))])
+
+
+_MATH = {
+    "log1p": lambda g, x, dt, a: g.op("Log", [g.op("Add", [x, g.scalar(1, dt)])]),
+    "expm1": lambda g, x, dt, a: g.op("Sub", [g.op("Exp", [x]), g.scalar(1, dt)]),
+    "log2": lambda g, x, dt, a: g.op("Div", [g.op("Log", [x]), g.scalar(np.log(2.0), dt)]),
+    "log10": lambda g, x, dt, a: g.op("Div", [g.op("Log", [x]), g.scalar(np.log(10.0), dt)]),
+    "degrees": lambda g, x, dt, a: g.op("Mul", [x, g.scalar(180.0 / np.pi, dt)]),
+    "radians": lambda g, x, dt, a: g.op("Mul", [x, g.scalar(np.pi / 180.0, dt)]),
+    "rint": lambda g, x, dt, a: g.op("Round", [x]),
+    # MXNet rounds half away from zero; ONNX's Round is half to even
+    "round": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Floor", [g.op("Add", [v, g.scalar(0.5, dt)])])),
+    "trunc": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Floor", [v])),
+    "fix": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Floor", [v])),
+    "cbrt": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Pow", [v, g.scalar(1 / 3, dt)])),
+    "rcbrt": lambda g, x, dt, a: g.op("Reciprocal", [_sign_abs(g, x, lambda v: g.op("Pow", [v, g.scalar(1 / 3, dt)]))]),
+    "logical_not": lambda g, x, dt, a: g.cast(g.op("Not", [g.cast(x, "bool")]), dt),
+    "hard_sigmoid": lambda g, x, dt, a: g.op("HardSigmoid", [x], alpha=float(a.alpha), beta=float(a.beta)),
+    "softmin": lambda g, x, dt, a: g.op("Softmax", [g.op("Neg", [x])], axis=int(a.axis)),
+    "_contrib_div_sqrt_dim": lambda g, x, dt, a: g.op("Div", [x, g.op("Sqrt", [g.cast(
+        g.op("Shape", [x], start=-1), dt)])]),
+    "smooth_l1": lambda g, x, dt, a: _smooth_l1(g, x, dt, float(a.scalar)),
+}
+
+
+def _smooth_l1(g, x, dt, sigma):
+    s2 = sigma * sigma
+    ax = g.op("Abs", [x])
+    small = g.op("Mul", [g.op("Mul", [x, x]), g.scalar(0.5 * s2, dt)])
+    big = g.op("Sub", [ax, g.scalar(0.5 / s2, dt)])
+    return g.op("Where", [g.op("Less", [ax, g.scalar(1.0 / s2, dt)]), small, big])
+
+
+for _name, _fn in _MATH.items():
+    onnx_lowering(_name)(_math(_fn))
+
+
+def _logical(op_type: str, scalar: bool):
+    def lower(g, node):
+        dt = g.in_dtypes[0]
+        rhs = g.scalar(float(node.attrs.scalar), dt) if scalar else g.inputs[1]
+        y = g.op(op_type, [g.cast(g.inputs[0], "bool"), g.cast(rhs, "bool")])
+        return [g.cast(y, g.out_dtypes[0])]
+    return lower
+
+
+for _op_type, _names in {"And": ("_logical_and", "broadcast_logical_and"),
+                         "Or": ("_logical_or", "broadcast_logical_or"),
+                         "Xor": ("_logical_xor", "broadcast_logical_xor")}.items():
+    onnx_lowering(*_names)(_logical(_op_type, False))
+    onnx_lowering(_names[0] + "_scalar")(_logical(_op_type, True))
+
+
+def _mod_values(g, x, y, dt):
+    """numpy's mod (the sign of the divisor), which MXNet's mod follows."""
+    if np.issubdtype(dt, np.integer):
+        return g.op("Mod", [x, y], fmod=0)
+    return g.op("Sub", [x, g.op("Mul", [g.op("Floor", [g.op("Div", [x, y])]), y])])
+
+
+@onnx_lowering("_mod", "broadcast_mod")
+def _mod(g, node):
+    return [_mod_values(g, g.inputs[0], g.inputs[1], g.in_dtypes[0])]
+
+
+@onnx_lowering("_mod_scalar", "_rmod_scalar")
+def _mod_scalar(g, node):
+    s, x = g.scalar(float(node.attrs.scalar), g.in_dtypes[0]), g.inputs[0]
+    a, b = (x, s) if node.op.name == "_mod_scalar" else (s, x)
+    return [_mod_values(g, a, b, g.in_dtypes[0])]
+
+
+@onnx_lowering("_hypot", "broadcast_hypot")
+def _hypot(g, node):
+    x, y = g.inputs[:2]
+    return [g.op("Sqrt", [g.op("Add", [g.op("Mul", [x, x]), g.op("Mul", [y, y])])])]
+
+
+@onnx_lowering("_hypot_scalar")
+def _hypot_scalar(g, node):
+    x, s = g.inputs[0], float(node.attrs.scalar)
+    return [g.op("Sqrt", [g.op("Add", [g.op("Mul", [x, x]), g.scalar(s * s, g.in_dtypes[0])])])]
+
+
+@onnx_lowering("LinearRegressionOutput", "MAERegressionOutput", note="inference: the prediction")
+def _regression(g, node):
+    return [g.op("Identity", [g.inputs[0]])]
+
+
+@onnx_lowering("LogisticRegressionOutput", note="inference: sigmoid of the prediction")
+def _logistic(g, node):
+    return [g.op("Sigmoid", [g.inputs[0]])]
+
+
+@onnx_lowering("MakeLoss", note="inference: its input")
+def _make_loss(g, node):
+    return [g.op("Identity", [g.inputs[0]])]
+
+
+@onnx_lowering("reshape_like")
+def _reshape_like(g, node):
+    return [g.op("Reshape", [g.inputs[0], g.out_shape_tensor(0)])] if g.dynamic else \
+        [g.reshape(g.inputs[0], g.out_shapes[0])]
