@@ -3,6 +3,11 @@ onnx.checker, and gives hybridgraph's outputs in onnxruntime at batch 1 and 3 (r
 
 Exporting is cheap but running a big model twice is not: CI runs the models of
 CI_MODELS; HYBRIDGRAPH_ZOO_ALL=1 (or the thorough profile) runs all 34.
+
+Tolerance: rtol 1e-4 and atol 1e-4 times the output's scale (max |y|, at least 1). With
+the deterministic test weights the deep ResNets' logits reach |y| ~ 1e7, where float32
+roundoff alone separates any two implementations: for resnet152_v2, hybridgraph's float32
+output is 25 from the float64 result and onnxruntime's 24 (max |y| 1.7e7).
 """
 from __future__ import annotations
 
@@ -61,6 +66,7 @@ def test_zoo_model_exports_and_matches(name):
         onnx.checker.check_model(m, full_check=True)
     assert dynamic.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
     assert static.graph.input[0].type.tensor_type.shape.dim[0].dim_value == 1
-    np.testing.assert_allclose(_run(static, x3[:1]), want[:1], rtol=TOL, atol=TOL)
-    np.testing.assert_allclose(_run(dynamic, x3[:1]), want[:1], rtol=TOL, atol=TOL)
-    np.testing.assert_allclose(_run(dynamic, x3), want, rtol=TOL, atol=TOL)
+    atol = TOL * max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(_run(static, x3[:1]), want[:1], rtol=TOL, atol=atol)
+    np.testing.assert_allclose(_run(dynamic, x3[:1]), want[:1], rtol=TOL, atol=atol)
+    np.testing.assert_allclose(_run(dynamic, x3), want, rtol=TOL, atol=atol)
