@@ -61,6 +61,8 @@ def load_inputs(sym: Any, params: Any) -> tuple[Any, dict[str, np.ndarray]]:
             if not os.path.isfile(path):
                 raise ValueError(f"Symbol and params files provided are invalid: {os.fspath(path)!r} is not a file")
         sym, params = symbol.load(os.fspath(sym)), nd.load(os.fspath(params))
+        if isinstance(params, list) and not params:  # a model without parameters saves an empty list
+            params = {}
         if not isinstance(params, dict):
             raise ValueError("the params file holds a list of arrays; expected named parameters (arg:/aux:)")
     if not isinstance(sym, symbol.Symbol):
