@@ -207,6 +207,11 @@ class HybridBlock(Block):
         save(params_file, arrays)
         save_json(traced.symbol, sym_file, remove_amp_cast)
 
+    def export_onnx(self, path: str, example_inputs: Any, dynamic_batch: bool = True, opset: int = 17) -> str:
+        """Write this block, traced on `example_inputs`, as the ONNX model `path` (hybridgraph.onnx.gluon)."""
+        from hybridgraph.onnx.gluon import export_block
+        return export_block(self, path, example_inputs, dynamic_batch, opset)
+
 
 def _generic_of(sig: tuple) -> tuple:
     """The shape-generic form of a full signature (array shapes -> ranks)."""

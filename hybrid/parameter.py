@@ -192,6 +192,11 @@ class Parameter:
     def list_data(self) -> list:
         return self._check_and_get(self._data, list)
 
+    def _reduce(self) -> nd.NDArray:
+        """The value averaged over its contexts, on the CPU (MXNet's Parameter._reduce)."""
+        arrays = [a.copyto(nd.cpu()) for a in self.list_data()]
+        return arrays[0] if len(arrays) == 1 else nd.add_n(*arrays) / len(arrays)
+
     def grad(self, ctx: Context | None = None) -> nd.NDArray:
         if self._data is not None and self._grad is None:
             raise RuntimeError(f"Cannot get gradient array for Parameter '{self.name}' because grad_req='null'")

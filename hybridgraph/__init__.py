@@ -26,7 +26,8 @@ ALIASES = {
     "model": "hybridgraph.model", "io": "hybridgraph.io", "callback": "hybridgraph.callback",
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore", "kv": "hybridgraph.kvstore",
-    "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
+    "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming", "onnx": "hybridgraph.onnx",
+    "contrib": "hybridgraph.contrib",
 }
 
 

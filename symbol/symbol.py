@@ -339,7 +339,8 @@ Variable = var
 
 
 def Group(symbols: Sequence[Symbol]) -> Symbol:  # noqa: N802 - MXNet's name
-    """One symbol whose outputs are the outputs of all given symbols."""
+    """One symbol whose outputs are the outputs of all given symbols (a Symbol counts as its outputs)."""
+    symbols = list(symbols)
     if not symbols or any(not isinstance(s, Symbol) for s in symbols):
         raise TypeError("Expected a list of symbols as input")
     return Symbol([e for s in symbols for e in s._outputs])
