@@ -27,6 +27,7 @@ ALIASES = {
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
+    "image": "hybridgraph.image", "img": "hybridgraph.image", "recordio": "hybridgraph.recordio",
 }
 
 
