@@ -70,7 +70,7 @@ def encode_bgr(img: np.ndarray, quality: int, img_fmt: str) -> bytes:
     if fmt in (".JPG", ".JPEG"):
         pic.save(out, format="JPEG", quality=int(quality))
     elif fmt == ".PNG":
-        pic.save(out, format="PNG", compress_level=int(quality))
+        pic.save(out, format="PNG", compress_level=min(max(int(quality), 0), 9))  # OpenCV clamps too
     else:
         raise MXNetError(f"pack_img: unsupported img_fmt {img_fmt!r} (expected '.jpg', '.jpeg' or '.png')")
     return out.getvalue()

@@ -222,7 +222,8 @@ def resize_hwc(xp, img, out_h: int, out_w: int, interp: int):
         mh = xp.asarray(_INTERP[interp](h, out_h))
         mw = xp.asarray(_INTERP[interp](w, out_w))
     work = img.astype(np.float64)
-    out = xp.einsum("ph,...hwc,qw->...pqc", mh, work, mw)
+    rows = xp.moveaxis(xp.tensordot(mh, work, axes=([1], [-3])), 0, -3)  # (..., oh, w, c)
+    out = xp.moveaxis(xp.tensordot(mw, rows, axes=([1], [-2])), 0, -2)  # (..., oh, ow, c)
     return _saturate(xp, out, dtype)
 
 
