@@ -264,3 +264,11 @@ def _read_bytes(path_root: str | None, fname: str) -> bytes:
             return f.read()
     except OSError as e:
         raise MXNetError(f"cannot read image file {path!r}: {e.strerror}") from e
+
+
+def resized_array(img: np.ndarray, short: int | None = None, size: tuple | None = None, interp: int = 1) -> np.ndarray:
+    """Resize an HWC numpy image: its shorter edge to `short`, or to `size` (w, h)."""
+    if short is not None:
+        h, w = img.shape[:2]
+        size = (short, short * h // w) if h > w else (short * w // h, short)
+    return nd.image.resize(nd.array(img, dtype=img.dtype), size=tuple(size), interp=interp).asnumpy()
