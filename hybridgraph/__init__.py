@@ -28,6 +28,7 @@ ALIASES = {
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
     "image": "hybridgraph.image", "img": "hybridgraph.image", "recordio": "hybridgraph.recordio",
+    "contrib": "hybridgraph.contrib",
 }
 
 

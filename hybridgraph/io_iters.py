@@ -205,7 +205,9 @@ class MNISTIter(_BatchLoader):
     def __init__(self, image: str = "./train-images-idx3-ubyte", label: str = "./train-labels-idx1-ubyte",
                  batch_size: int = 128, shuffle: bool = True, flat: bool = False, seed: int = 0,
                  silent: bool = False, num_parts: int = 1, part_index: int = 0, prefetch_buffer: int = 4,
-                 ctx: str = "cpu", dtype: Any = None, data_name: str = "data", label_name: str = "softmax_label"):
+                 ctx: str = "cpu", dtype: Any = None, data_name: str = "data", label_name: str = "softmax_label",
+                 **kwargs: Any):
+        # MXNet's MNISTIter ignores unknown parameters (get_mnist_iterator passes input_shape)
         img = _read_idx(image, 3)
         lab = _read_idx(label, 1)
         if not 0 <= part_index < num_parts:
