@@ -27,6 +27,7 @@ ALIASES = {
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore", "kv": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming", "onnx": "hybridgraph.onnx",
+    "image": "hybridgraph.image", "img": "hybridgraph.image", "recordio": "hybridgraph.recordio",
     "contrib": "hybridgraph.contrib",
 }
 

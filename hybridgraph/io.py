@@ -552,3 +552,11 @@ class NDArrayIter(DataIter):
         np.random.shuffle(self.idx)
         self.data = _getdata_by_idx(self.data, self.idx)
         self.label = _getdata_by_idx(self.label, self.idx)
+
+
+def __getattr__(name: str):
+    """The file-reading iterators (io_iters.py) load on first use."""
+    from . import io_iters
+    if name in io_iters.__all__:
+        return getattr(io_iters, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

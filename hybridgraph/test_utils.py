@@ -130,3 +130,6 @@ def environment(*args: Any) -> Iterator[None]:
         yield
     finally:
         set_environ(snapshot)
+
+
+from .test_data import get_cifar10, get_mnist, get_mnist_iterator, get_mnist_pkl, get_mnist_ubyte  # noqa: E402, F401

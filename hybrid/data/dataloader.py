@@ -4,15 +4,22 @@ or processes (`mx.gluon.data.DataLoader`).
 With ``num_workers > 0`` batches are built by a pool: threads with
 ``thread_pool=True``, processes otherwise. Process workers receive the dataset
 once (inherited on fork, pickled on spawn), build and batchify a batch, and
-send it back pickled; NDArrays travel as numpy arrays. Every wait for a worker
-is bounded by `timeout`.
+write it pickled to a file in the loader's spool folder (on /dev/shm where it
+exists); only the file name goes back through the pool's pipe. MXNet sends
+shared-memory handles the same way: a pipe filled by large pickled batches would
+leave a worker blocked holding the result queue's lock, and `Pool.terminate()`
+(run when the loader is deleted) would then wait for that lock forever. Every wait
+for a worker is bounded by `timeout`.
 """
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.pool
+import os
 import pickle
+import shutil
 import signal
+import tempfile
 import threading
 from typing import Any
 from collections.abc import Callable, Iterator
@@ -64,10 +71,29 @@ def _worker_initializer(dataset: Any) -> None:
     _worker_dataset = dataset
 
 
-def _worker_fn(samples: list, batchify_fn: Callable, dataset: Any = None) -> bytes:  # noqa: ARG001
-    """Build one batch in a worker process; returns it pickled."""
+def _worker_fn(samples: list, batchify_fn: Callable, spool_dir: str) -> str:
+    """Build one batch in a worker process; writes it pickled into `spool_dir`, returns the file name."""
     batch = batchify_fn([_worker_dataset[i] for i in samples])
-    return pickle.dumps(batch, pickle.HIGHEST_PROTOCOL)
+    fd, path = tempfile.mkstemp(dir=spool_dir, suffix=".batch")
+    with os.fdopen(fd, "wb") as f:
+        pickle.dump(batch, f, pickle.HIGHEST_PROTOCOL)
+    return path
+
+
+def _read_spooled(path: str) -> Any:
+    """Load and delete a batch a worker process spooled."""
+    try:
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    finally:
+        os.remove(path)
+
+
+def _spool_dir() -> str:
+    """A private folder for worker results, in memory (/dev/shm) where possible."""
+    shm = "/dev/shm"
+    base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+    return tempfile.mkdtemp(prefix="hybridgraph-dataloader-", dir=base)
 
 
 def _thread_worker_fn(samples: list, batchify_fn: Callable, dataset: Any) -> Any:
@@ -76,7 +102,10 @@ def _thread_worker_fn(samples: list, batchify_fn: Callable, dataset: Any) -> Any
 
 
 class _MultiWorkerIter:
-    """Iterates over batches computed by a worker pool, keeping `prefetch` batches in flight."""
+    """Iterates over batches computed by a worker pool, keeping `prefetch` batches in flight.
+
+    `dataset` is what `worker_fn` gets after the batchify function: the dataset for thread
+    workers, the spool folder for process workers (which hold the dataset themselves)."""
 
     def __init__(self, worker_pool: multiprocessing.pool.Pool, batchify_fn: Callable, batch_sampler: Any,
                  pin_memory: bool = False, pin_device_id: int = 0, worker_fn: Callable = _worker_fn,
@@ -121,8 +150,8 @@ class _MultiWorkerIter:
             msg = (f"Worker timed out after {self._timeout} seconds. This might be caused by a slow transform; "
                    "increase `timeout` to allow slower data loading in each worker.")
             raise multiprocessing.TimeoutError(msg) from None
-        if self._dataset is None:
-            batch = pickle.loads(batch)
+        if self._worker_fn is _worker_fn:
+            batch = _read_spooled(batch)
         if self._pin_memory:
             batch = _as_in_context(batch, nd.cpu_pinned(self._pin_device_id))
         self._rcvd_idx += 1
@@ -178,6 +207,7 @@ class DataLoader:
                  prefetch: int | None = None, thread_pool: bool = False, timeout: float = 120,
                  auto_reload: bool = False):
         self._worker_pool: multiprocessing.pool.Pool | None = None
+        self._spool: str | None = None
         self._iter: Any = None
         self._dataset = dataset
         self._pin_memory = pin_memory
@@ -204,6 +234,7 @@ class DataLoader:
         # workers ignore Ctrl-C: the main process handles it and terminates them
         in_main = threading.current_thread() is threading.main_thread()
         handler = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main else None
+        self._spool = _spool_dir()
         try:
             return multiprocessing.Pool(self._num_workers, initializer=_worker_initializer,
                                         initargs=(self._dataset,))
@@ -232,7 +263,8 @@ class DataLoader:
         return _MultiWorkerIter(self._worker_pool, self._batchify_fn, self._batch_sampler,
                                 pin_memory=self._pin_memory, pin_device_id=self._pin_device_id,
                                 worker_fn=_thread_worker_fn if self._thread_pool else _worker_fn,
-                                prefetch=self._prefetch, dataset=self._dataset if self._thread_pool else None,
+                                prefetch=self._prefetch,
+                                dataset=self._dataset if self._thread_pool else self._spool,
                                 data_loader=self, timeout=self._timeout)
 
     def __len__(self) -> int:
@@ -243,6 +275,10 @@ class DataLoader:
         if pool is not None:
             self._worker_pool = None
             pool.terminate()
+        spool = getattr(self, "_spool", None)
+        if spool is not None:
+            self._spool = None
+            shutil.rmtree(spool, ignore_errors=True)  # batches spooled but never read
 
     def close(self) -> None:
         """Stop the workers now (they are also stopped when the loader is garbage-collected)."""

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from hybridgraph.nd.ndarray import NDArray
 
-__all__ = ["Dataset", "SimpleDataset", "ArrayDataset"]
+__all__ = ["Dataset", "SimpleDataset", "ArrayDataset", "RecordFileDataset"]
 
 
 class Dataset:
@@ -176,3 +176,21 @@ class ArrayDataset(Dataset):
 
     def __len__(self) -> int:
         return self._length
+
+
+class RecordFileDataset(Dataset):
+    """The records of a RecordIO file (raw bytes each); the .idx file beside it gives the order."""
+
+    def __init__(self, filename: str):
+        import os
+
+        from hybridgraph import recordio
+        self.idx_file = os.path.splitext(filename)[0] + ".idx"
+        self.filename = filename
+        self._record = recordio.MXIndexedRecordIO(self.idx_file, self.filename, "r")
+
+    def __getitem__(self, idx: int) -> bytes:
+        return self._record.read_idx(self._record.keys[idx])
+
+    def __len__(self) -> int:
+        return len(self._record.keys)

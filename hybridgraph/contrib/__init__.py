@@ -1,12 +1,13 @@
-"""`mx.contrib`: MXNet 1.9.1's contrib namespace (`mx.contrib.onnx`, `mx.contrib.nd`, `mx.contrib.sym`)."""
+"""`mx.contrib`: MXNet 1.9.1's contrib namespace (`mx.contrib.onnx`, `mx.contrib.io`, `mx.contrib.nd`,
+`mx.contrib.sym`)."""
 from __future__ import annotations
 
 import importlib
 
 # name -> (module, attribute of it or None)
-_LAZY = {"onnx": ("hybridgraph.contrib.onnx", None), "ndarray": ("hybridgraph.nd", "contrib"),
-         "nd": ("hybridgraph.nd", "contrib"), "symbol": ("hybridgraph.symbol", "contrib"),
-         "sym": ("hybridgraph.symbol", "contrib")}
+_LAZY = {"onnx": ("hybridgraph.contrib.onnx", None), "io": ("hybridgraph.contrib.io", None),
+         "ndarray": ("hybridgraph.nd", "contrib"), "nd": ("hybridgraph.nd", "contrib"),
+         "symbol": ("hybridgraph.symbol", "contrib"), "sym": ("hybridgraph.symbol", "contrib")}
 
 
 def __getattr__(name: str):

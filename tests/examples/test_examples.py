@@ -129,3 +129,11 @@ def test_property_testing_functions_are_importable_tests():
     module.test_output_shape_and_finite()          # a @given test runs under the session's profile
     out = module.make_block()(module.mx.nd.zeros((2, module.FEATURES)))
     assert out.shape == (2, module.FEATURES)
+
+
+def test_recordio_training_reads_its_rec_files(tmp_path):
+    pytest.importorskip("PIL", reason="the example packs and decodes PNG records with Pillow")
+    result = load_example("recordio_training").main(["--quick", "--out", str(tmp_path)])
+    assert result["records"] == {"train": 1437, "val": 360}
+    assert result["accuracy"] >= 0.9
+    assert (tmp_path / "train.rec").stat().st_size > 0 and (tmp_path / "val.idx").is_file()
