@@ -29,7 +29,7 @@ ALIASES = {
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
-    "util": "hybridgraph.util", "runtime": "hybridgraph.runtime",
+    "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
 }
 
 

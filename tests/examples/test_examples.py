@@ -129,3 +129,12 @@ def test_property_testing_functions_are_importable_tests():
     module.test_output_shape_and_finite()          # a @given test runs under the session's profile
     out = module.make_block()(module.mx.nd.zeros((2, module.FEATURES)))
     assert out.shape == (2, module.FEATURES)
+
+
+def test_custom_op_example_eager_autograd_symbol_hybridized():
+    result = load_example("custom_op").main([])
+    assert result["eager_max_err"] < 1e-5 and result["autograd_max_err"] < 1e-5
+    assert result["json_node"] == {"op": "Custom", "name": "act", "attrs": {"op_type": "softplus"},
+                                   "inputs": [[0, 0, 0]]}
+    assert result["symbol_forward_err"] < 1e-5 and result["symbol_grad_err"] < 1e-5
+    assert result["hybridized_vs_eager_err"] < 1e-5 and result["hybridized_vs_eager_grad_err"] < 1e-5
