@@ -30,6 +30,7 @@ ALIASES = {
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
     "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
+    "profiler": "hybridgraph.profiler",
 }
 
 

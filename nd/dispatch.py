@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import time
 from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Any
 from collections.abc import Callable, Sequence
 
-from . import autograd
+from . import autograd, profiling
 from .attrs import Attrs
 from .backend import Context, current_context
 from .errors import AttrError, AutogradError, MXNetError, ShapeError
@@ -174,11 +175,14 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     rec, train = autograd._STATE.get()
     try:
         buf = None if rec or out is None else _inplace_out(op, attrs, inputs, out)
+        t0 = profiling.ACTIVE and time.perf_counter_ns()
         if buf is None:
             res = op.compute(ctx.xp, attrs, list(map(_BACKEND_ARRAY, inputs)), train)
         else:  # e.g. sgd_update(w, g, out=w): the kernel writes the new weight in place
             kw = {"is_train": train} if op.train_aware else {}
             res = op.forward(ctx.xp, attrs, *[x._data for x in inputs], out=(buf,), **kw)
+        if t0:
+            profiling.record(op.name, "imperative", t0, time.perf_counter_ns())
     except ValueError as exc:
         if isinstance(exc, MXNetError):
             raise
