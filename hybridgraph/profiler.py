@@ -57,8 +57,8 @@ def _add(name: str, cat: str, domain: str, start_ns: int, end_ns: int) -> None:
             st[3] = max(st[3], ms)
 
 
-def _record_op(name: str, category: str, start_ns: int, end_ns: int) -> None:
-    _add(name, category, "operator", start_ns, end_ns)
+def _record_op(name: str, category: str, domain: str, start_ns: int, end_ns: int) -> None:
+    _add(name, category, domain, start_ns, end_ns)
 
 
 def _recording() -> bool:
@@ -94,6 +94,8 @@ def set_state(state: str = "stop", profile_process: str = "worker") -> None:
     if state not in ("run", "stop"):
         raise ValueError(f"profiler.set_state: state must be 'run' or 'stop', got {state!r}")
     _state["running"] = state == "run"
+    if _state["running"]:
+        _state["paused"] = False  # a new run records (MXNet's set_state('run') after pause() does)
     _sync()
 
 

@@ -38,3 +38,6 @@ def waitall() -> None:
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop
+
+from . import contrib_checks as _contrib_checks  # noqa: E402
+_contrib_checks.install(globals()["contrib"])  # nd.contrib.isnan / isinf / isfinite

@@ -12,10 +12,13 @@ JSON ("op": "Custom", attrs with op_type) and hybridized blocks alike.
 """
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
+from .. import profiling
 from ..attrs import Attrs, AttrSchema, format_value
 from ..errors import AttrError, MXNetError, ShapeError
 from ..registry import OpDef, add_op
@@ -135,9 +138,25 @@ def _forward(xp, a: Attrs, *arrays, is_train: bool = False):
     outs = [xp.zeros(s, dtype=d) for s, d in zip(out_shapes, out_dtypes)]
     wrapped = _wrap(list(arrays) + outs, ctx)
     op = _operator(a, ctx, shapes, dtypes)
-    with autograd.pause(is_train):
+    with autograd.pause(is_train), _profiled(str(a.get("op_type")), "{}::pure_python"):
         op.forward(is_train, ["write"] * len(outs), wrapped[:n], wrapped[len(arrays):], wrapped[n:len(arrays)])
     return tuple(o._data for o in wrapped[len(arrays):])
+
+
+@contextmanager
+def _profiled(op_type: str, label: str):
+    """While the profiler runs: time the user's Python code as MXNet names it, and record the
+    operators it calls as "<op_type>::<op>" (both in the "Custom Operator" domain)."""
+    if not profiling.ACTIVE:
+        yield
+        return
+    profiling.SCOPE.append(op_type)
+    t0 = time.perf_counter_ns()
+    try:
+        yield
+    finally:
+        profiling.SCOPE.pop()
+        profiling.record_custom(label.format(op_type), t0, time.perf_counter_ns())
 
 
 def _default_ctx(a: Attrs):
@@ -194,7 +213,7 @@ def _backward(xp, a: Attrs, *arrays):
     in_grads = [xp.zeros(x.shape, dtype=x.dtype) for x in ins]
     w_og, w_in, w_aux, w_out, w_ig = (_wrap(list(g), ctx) for g in (ograds, ins, aux, outs, in_grads))
     op = _operator(a, ctx, [x.shape for x in ins], [x.dtype for x in ins])
-    with autograd.pause(False):
+    with autograd.pause(False), _profiled(str(a.get("op_type")), "_backward_{}::pure_python"):
         op.backward(["write"] * n, w_og, w_in, w_out, w_ig, w_aux)
     return tuple(g._data for g in w_ig)
 
