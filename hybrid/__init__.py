@@ -10,6 +10,7 @@ from .symbol_block import SymbolBlock
 from .trainer import Trainer
 
 nn.SymbolBlock = SymbolBlock  # MXNet also exposes it as gluon.nn.SymbolBlock
+nn.__all__.append("SymbolBlock")
 
 __all__ = ["Block", "HybridBlock", "Parameter", "ParameterDict", "Constant", "DeferredInitializationError",
            "nn", "rnn", "initializer", "SymbolBlock", "Trainer", "data", "utils", "loss"]

@@ -181,3 +181,17 @@ def test_util_env_access():
     mx.util.setenv("HG_TEST_ENV", None)
     assert mx.util.getenv("HG_TEST_ENV") is None
     assert sys.modules["hybridgraph.util"] is mx.util
+
+
+def test_star_imports_give_operators_and_layers_as_mxnet():
+    ns = {}
+    exec("from hybridgraph.ndarray import *", ns)
+    assert {"FullyConnected", "Convolution", "relu", "softmax", "linalg", "contrib", "maximum",
+            "NDArray", "zeros"} <= set(ns)
+    ns = {}
+    exec("from hybridgraph.symbol import *", ns)
+    assert {"FullyConnected", "Variable", "Group", "relu", "linalg", "contrib", "random"} <= set(ns)
+    ns = {}
+    exec("from hybridgraph.gluon.nn import *", ns)
+    assert {"Dense", "Conv2D", "BatchNorm", "MaxPool2D", "Embedding", "HybridSequential", "SymbolBlock"} <= set(ns)
+    assert not any(k.startswith("_") for k in ns if k != "__builtins__")

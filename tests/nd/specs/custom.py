@@ -3,7 +3,6 @@ _backward_Custom. The operator computes x * x * y with its own backward, so the 
 check compares the user's backward against finite differences through the registry op."""
 from __future__ import annotations
 
-
 import hybridgraph as mx
 from tests.op_specs import OpSpec, arr, shapes
 
