@@ -30,7 +30,7 @@ ALIASES = {
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
     "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
-    "profiler": "hybridgraph.profiler",
+    "profiler": "hybridgraph.profiler", "rnn": "hybridgraph.rnn",
 }
 
 
@@ -96,6 +96,7 @@ from hybridgraph.nd.backend import Context, cpu, cpu_pinned, current_context, gp
 from hybridgraph.nd.errors import MXNetError  # noqa: E402, F401
 
 from . import context  # noqa: E402, F401
+from hybridgraph.symbol.naming import AttrScope  # noqa: E402, F401
 from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np, use_np_array,  # noqa: E402, F401
                    use_np_shape)
 
