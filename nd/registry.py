@@ -29,6 +29,10 @@ def _const(value):
 class OpDef:
     """One operator. See DESIGN.md, "The operator registry", for each field."""
 
+    #: shape inference may copy output 0's first (batch) dim into input 0's unknown one, as
+    #: MXNet's FullyConnected does (it sizes `_zeros(shape=(0, H))` begin states of mx.rnn cells)
+    batch_from_output = False
+
     def __init__(self, name: str, *, aliases: Sequence[str] = (),
                  inputs: Sequence[str] | Callable[[Attrs], Sequence[str]] = ("data",),
                  aux: Sequence[str] = (),
