@@ -175,3 +175,29 @@ def test_default_prop_inference_and_dependencies():
     assert prop.declare_backward_dependency([1], [2], [3]) == [2, 3]
     with pytest.raises(NotImplementedError, match="dense"):
         prop.infer_storage_type(["csr"])
+
+
+def test_autograd_function_in_hybridized_block():
+    class Sq(mx.autograd.Function):
+        def forward(self, x):
+            self.save_for_backward(x)
+            return x * x
+
+        def backward(self, dy):
+            (x,) = self.saved_tensors
+            return 2 * x * dy
+
+    class Net(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):
+            return Sq()(x) + 1
+
+    net = Net()
+    net.hybridize()
+    assert net(mx.nd.array([1.0, 2.0])).asnumpy().tolist() == [2.0, 5.0]  # traced forward, as MXNet
+    x = mx.nd.array([1.0, 2.0])
+    x.attach_grad()
+    with pytest.raises(NotImplementedError, match="CustomOp"):
+        with mx.autograd.record():
+            net2 = Net()
+            net2.hybridize()
+            net2(x)
