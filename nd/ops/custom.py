@@ -138,9 +138,22 @@ def _forward(xp, a: Attrs, *arrays, is_train: bool = False):
     outs = [xp.zeros(s, dtype=d) for s, d in zip(out_shapes, out_dtypes)]
     wrapped = _wrap(list(arrays) + outs, ctx)
     op = _operator(a, ctx, shapes, dtypes)
-    with autograd.pause(is_train), _profiled(str(a.get("op_type")), "{}::pure_python"):
+    with autograd.pause(is_train), _profiled(str(a.get("op_type")), "{}::pure_python"), _user_code(a, op, "forward"):
         op.forward(is_train, ["write"] * len(outs), wrapped[:n], wrapped[len(arrays):], wrapped[n:len(arrays)])
     return tuple(o._data for o in wrapped[len(arrays):])
+
+
+@contextmanager
+def _user_code(a: Attrs, op: Any, method: str):
+    """An exception in the user's forward/backward becomes an MXNetError naming the operator
+    (as MXNet reports errors of custom operators), chained to the original."""
+    try:
+        yield
+    except MXNetError:
+        raise
+    except Exception as exc:
+        raise MXNetError(f"Custom operator {a.get('op_type')!r}: {type(op).__name__}.{method} raised "
+                         f"{type(exc).__name__}: {exc}") from exc
 
 
 @contextmanager
@@ -213,7 +226,8 @@ def _backward(xp, a: Attrs, *arrays):
     in_grads = [xp.zeros(x.shape, dtype=x.dtype) for x in ins]
     w_og, w_in, w_aux, w_out, w_ig = (_wrap(list(g), ctx) for g in (ograds, ins, aux, outs, in_grads))
     op = _operator(a, ctx, [x.shape for x in ins], [x.dtype for x in ins])
-    with autograd.pause(False), _profiled(str(a.get("op_type")), "_backward_{}::pure_python"):
+    with (autograd.pause(False), _profiled(str(a.get("op_type")), "_backward_{}::pure_python"),
+          _user_code(a, op, "backward")):
         op.backward(["write"] * n, w_og, w_in, w_out, w_ig, w_aux)
     return tuple(g._data for g in w_ig)
 

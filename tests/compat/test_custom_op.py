@@ -201,3 +201,17 @@ def test_autograd_function_in_hybridized_block():
             net2 = Net()
             net2.hybridize()
             net2(x)
+
+
+def test_error_in_user_forward_is_an_mxnet_error_naming_the_op():
+    class Bad(mx.operator.CustomOp):
+        def forward(self, is_train, req, in_data, out_data, aux):
+            raise ValueError("broken on purpose")
+
+    @mx.operator.register("hg_test_bad")
+    class BadProp(mx.operator.CustomOpProp):
+        def create_operator(self, ctx, shapes, dtypes):
+            return Bad()
+
+    with pytest.raises(mx.MXNetError, match="hg_test_bad.*Bad.forward raised ValueError: broken"):
+        mx.nd.Custom(mx.nd.ones((2,)), op_type="hg_test_bad")
