@@ -2,7 +2,8 @@
 
 SyncBatchNorm synchronises statistics across devices in MXNet; hybridgraph runs
 one process, so it is BatchNorm over the channel axis (the same result on one
-device). SparseEmbedding (row-sparse gradients) is not provided: arrays are dense.
+device). SparseEmbedding keeps MXNet's interface; its weight and gradient are dense
+arrays (hybridgraph has no row_sparse storage), with the same values.
 """
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from typing import Any
 
 from hybridgraph import nd
 
+from ..block import Block
 from ..hybrid_block import HybridBlock
 from ..nn import BatchNorm, HybridSequential, Sequential
 
-__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SyncBatchNorm", "PixelShuffle1D", "PixelShuffle2D",
-           "PixelShuffle3D"]
+__all__ = ["Concurrent", "HybridConcurrent", "Identity", "SparseEmbedding", "SyncBatchNorm", "PixelShuffle1D",
+           "PixelShuffle2D", "PixelShuffle3D"]
 
 
 class Concurrent(Sequential):
@@ -46,6 +48,23 @@ class Identity(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return x
+
+
+class SparseEmbedding(Block):
+    """Embedding whose gradient only touches the looked-up rows (dense storage here)."""
+
+    def __init__(self, input_dim: int, output_dim: int, dtype: Any = "float32", weight_initializer: Any = None,
+                 **kwargs: Any):
+        super().__init__(**kwargs)
+        self._kwargs = {"input_dim": input_dim, "output_dim": output_dim, "dtype": dtype, "sparse_grad": True}
+        self.weight = self.params.get("weight", shape=(input_dim, output_dim), init=weight_initializer, dtype=dtype)
+
+    def forward(self, x):
+        return nd.Embedding(x, self.weight.data(x.context), name="fwd", **self._kwargs)
+
+    def __repr__(self) -> str:
+        return "{block_name}({input_dim} -> {output_dim}, {dtype})".format(block_name=self.__class__.__name__,
+                                                                          **self._kwargs)
 
 
 class SyncBatchNorm(BatchNorm):

@@ -45,3 +45,16 @@ def test_sync_batch_norm_is_batch_norm_on_one_process():
 
 def test_symbol_block_alias():
     assert mx.gluon.nn.SymbolBlock is mx.gluon.SymbolBlock
+
+
+def test_sparse_embedding_gradient_touches_looked_up_rows():
+    layer = cnn.SparseEmbedding(10, 4)
+    layer.initialize()
+    x = mx.nd.array([3, 4, 2, 0, 1])
+    with mx.autograd.record():
+        y = layer(x)
+    y.backward()
+    grad = layer.weight.grad().asnumpy()
+    assert (grad[:5] == 1).all() and (grad[5:] == 0).all()
+    np.testing.assert_array_equal(y.asnumpy(), layer.weight.data().asnumpy()[[3, 4, 2, 0, 1]])
+    assert repr(layer) == "SparseEmbedding(10 -> 4, float32)"
