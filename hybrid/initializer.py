@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,8 @@ class Initializer:
 
     def __call__(self, desc: InitDesc, arr) -> None:
         if not isinstance(desc, InitDesc):
-            desc = InitDesc(str(desc))
+            self._legacy_init(desc, arr)
+            return
         if desc.global_init is None:
             desc.global_init = self
         init = desc.attrs.get("__init__", "")
@@ -85,6 +87,39 @@ class Initializer:
                 method(desc, arr)
                 return
         self._init_default(desc, arr)
+
+    def _legacy_init(self, name: str, arr) -> None:
+        """MXNet's deprecated `init(name, arr)` form: a plain name also picks bilinear/STN patterns."""
+        warnings.warn("Calling initializer with init(str, NDArray) has been deprecated. please use "
+                      "init(mx.init.InitDesc(...), NDArray) instead.", DeprecationWarning, stacklevel=3)
+        if not isinstance(name, str):
+            raise TypeError("name must be string")
+        if name.startswith("upsampling"):
+            from .initializer_extra import bilinear_kernel  # noqa: PLC0415 - that module imports this one
+            arr[:] = bilinear_kernel(tuple(arr.shape))
+        elif name.startswith("stn_loc") and name.endswith("weight"):
+            self._init_zero(name, arr)
+        elif name.startswith("stn_loc") and name.endswith("bias"):
+            if arr.shape[0] != 6:
+                raise AssertionError(f"{name}: an STN localisation bias has 6 elements, got shape {arr.shape}")
+            arr[:] = np.array([1.0, 0, 0, 0, 1.0, 0])
+        else:
+            for suffix, method in (("bias", self._init_bias), ("gamma", self._init_gamma),
+                                   ("beta", self._init_beta), ("weight", self._init_weight),
+                                   ("moving_mean", self._init_zero), ("moving_var", self._init_one),
+                                   ("moving_inv_var", self._init_zero), ("moving_avg", self._init_zero),
+                                   ("min", self._init_zero), ("max", self._init_one)):
+                if name.endswith(suffix):
+                    method(name, arr)
+                    return
+            self._init_default(name, arr)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Initializer):
+            return NotImplemented
+        return type(self) is type(other) and self._kwargs == other._kwargs
+
+    __hash__ = object.__hash__
 
     def _init_bias(self, _, arr):
         arr[:] = 0.0
@@ -165,10 +200,11 @@ class Constant(Initializer):
         arr[:] = self.value
 
     def dumps(self) -> str:
+        # MXNet stores the list form back into _kwargs, so json.dumps(init._kwargs) works afterwards
         val = self._kwargs["value"]
-        if hasattr(val, "tolist"):
-            val = val.tolist()
-        return json.dumps([self.__class__.__name__.lower(), {"value": val}])
+        if not np.isscalar(val):
+            self._kwargs["value"] = val.tolist() if isinstance(val, np.ndarray) else val.asnumpy().tolist()
+        return json.dumps([self.__class__.__name__.lower(), self._kwargs])
 
 
 @register
@@ -234,3 +270,6 @@ class MSRAPrelu(Xavier):
         magnitude = 2.0 / (1 + slope ** 2)
         super().__init__("gaussian", factor_type, magnitude)
         self._kwargs = {"factor_type": factor_type, "slope": slope}
+
+
+from .initializer_extra import Bilinear, FusedRNN, Load, LSTMBias, Mixed, Orthogonal  # noqa: E402, F401

@@ -138,7 +138,7 @@ class Parameter:
             if data is None:
                 data = nd.zeros(self._shape, ctx=nd.cpu(), dtype=self.dtype)
                 initializer.create(default_init)(
-                    initializer.InitDesc(self.name, {"__init__": _init_attr(init)}), data)
+                    initializer.InitDesc(self.name, {"__init__": init or ""}), data)
             self._init_impl(data, ctx)
 
     def _init_impl(self, data: nd.NDArray, ctx_list: list[Context]) -> None:
@@ -283,12 +283,6 @@ def arrays_on(params: list, ctx: Context) -> list:
         else:
             return out
     return [p.data(ctx) for p in params]
-
-
-def _init_attr(init: Any) -> str:
-    if init is None:
-        return ""
-    return init if isinstance(init, str) else init.dumps()
 
 
 def _ctx_list(ctx: Any) -> list[Context]:

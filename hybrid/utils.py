@@ -153,14 +153,64 @@ def replace_file(src: str, dst: str) -> None:
         raise OSError(f"Moving downloaded temp file - {src}, to {dst} failed. Please retry the download.") from None
 
 
+def _fetch(url: str, verify_ssl: bool) -> bytes:
+    """The body of `url`, through requests when installed (as MXNet), else urllib."""
+    try:
+        import requests  # noqa: PLC0415 - optional, as in MXNet
+    except ImportError:
+        requests = None
+    if requests is None:
+        import ssl  # noqa: PLC0415
+        import urllib.request  # noqa: PLC0415
+        ctx = None if verify_ssl else ssl._create_unverified_context()
+        with urllib.request.urlopen(url, context=ctx) as r:  # noqa: S310 - the user's URL
+            if getattr(r, "status", 200) != 200:
+                raise RuntimeError(f"Failed downloading url {url}")
+            return r.read()
+    r = requests.get(url, stream=True, verify=verify_ssl)
+    if r.status_code != 200:
+        raise RuntimeError(f"Failed downloading url {url}")
+    return b"".join(chunk for chunk in r.iter_content(chunk_size=1024) if chunk)
+
+
 def download(url: str, path: str | None = None, overwrite: bool = False, sha1_hash: str | None = None,
              retries: int = 5, verify_ssl: bool = True) -> str:
-    """Not supported: hybridgraph does not download files.
+    """Download `url` to `path` (a file, or a folder for the URL's last part); return the file name.
 
-    Fetch the file with your own tool (for example ``curl -o``) and pass its path.
+    An existing file is kept unless `overwrite` or its sha1 differs from
+    `sha1_hash`. The file appears atomically (written beside, then renamed),
+    so concurrent downloads of one file leave one complete copy. Without
+    network access the last failure is raised as an OSError that says where
+    to put the file by hand.
     """
-    raise NotImplementedError(f"mx.gluon.utils.download is not supported by hybridgraph (no network access from "
-                              f"the library); download {url!r} yourself and load it from a local path")
+    from hybridgraph.nd.serialization import atomic_write  # noqa: PLC0415
+    fname = url.rsplit("/", maxsplit=1)[-1] if path is None else os.path.expanduser(path)
+    if path is not None and os.path.isdir(fname):
+        fname = os.path.join(fname, url.rsplit("/", maxsplit=1)[-1])
+    if retries < 0:
+        raise AssertionError(f"Number of retries should be at least 0, currently it's {retries}")
+    if not verify_ssl:
+        warnings.warn("Unverified HTTPS request is being made (verify_ssl=False). Adding certificate "
+                      "verification is strongly advised.", stacklevel=2)
+    if not (overwrite or not os.path.exists(fname) or (sha1_hash and not check_sha1(fname, sha1_hash))):
+        return fname
+    os.makedirs(os.path.dirname(os.path.abspath(fname)), exist_ok=True)
+    while True:
+        try:
+            payload = _fetch(url, verify_ssl)
+            if not os.path.exists(fname) or overwrite or (sha1_hash and not check_sha1(fname, sha1_hash)):
+                atomic_write(fname, payload)
+            if sha1_hash and not check_sha1(fname, sha1_hash):
+                raise UserWarning(f"File {fname} is downloaded but the content hash does not match. The repo may "
+                                  "be outdated or download may be incomplete.")
+            return fname
+        except Exception as e:  # noqa: BLE001 - any failure is retried, as MXNet does
+            retries -= 1
+            if retries <= 0:
+                if isinstance(e, (UserWarning, RuntimeError)):
+                    raise e from None
+                raise OSError(f"could not download {url} ({type(e).__name__}: {e}); without network access, "
+                              f"fetch it by other means and place it at {os.path.abspath(fname)}") from e
 
 
 def shape_is_known(shape: Any) -> bool:

@@ -15,6 +15,8 @@ import importlib.abc
 import importlib.util
 import sys
 
+from . import unsupported as _unsupported  # noqa: E402 - before the finder below, which consults it
+
 # MXNet module name -> the hybridgraph module that provides it
 ALIASES = {
     "nd": "hybridgraph.nd", "ndarray": "hybridgraph.nd", "autograd": "hybridgraph.nd.autograd",
@@ -28,7 +30,8 @@ ALIASES = {
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore", "kv": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming", "onnx": "hybridgraph.onnx",
     "image": "hybridgraph.image", "img": "hybridgraph.image", "recordio": "hybridgraph.recordio",
-    "contrib": "hybridgraph.contrib",
+    "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
+    "profiler": "hybridgraph.profiler", "rnn": "hybridgraph.rnn", "contrib": "hybridgraph.contrib",
 }
 
 
@@ -59,10 +62,27 @@ class _AliasLoader(importlib.abc.Loader):
         module.__spec__, module.__loader__ = self._saved
 
 
+class _UnsupportedLoader(importlib.abc.Loader):
+    """Importing an MXNet module hybridgraph lacks raises NotImplementedError naming the alternative."""
+
+    def __init__(self, fullname: str, name: str):
+        self.fullname, self.name = fullname, name
+
+    def create_module(self, spec):
+        raise _unsupported.missing_module(self.fullname, self.name)
+
+    def exec_module(self, module):  # never reached: create_module raises
+        raise AssertionError(self.fullname)
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """Makes `hybridgraph.init` import `hybridgraph.gluon.initializer`, and so on for every alias."""
 
     def find_spec(self, fullname, path, target=None):
+        parts = fullname.split(".")
+        if len(parts) >= 2 and parts[0] == __name__ and parts[1] not in ALIASES:
+            if parts[1] in _unsupported.MISSING_MODULES:
+                return importlib.util.spec_from_loader(fullname, _UnsupportedLoader(fullname, parts[1]))
         real = _target(fullname)
         if real is None or importlib.util.find_spec(real) is None:
             return None
@@ -77,6 +97,9 @@ from hybridgraph.nd.backend import Context, cpu, cpu_pinned, current_context, gp
 from hybridgraph.nd.errors import MXNetError  # noqa: E402, F401
 
 from . import context  # noqa: E402, F401
+from hybridgraph.symbol.naming import AttrScope  # noqa: E402, F401
+from .util import (is_np_array, is_np_shape, np_array, np_shape, set_np_shape, use_np, use_np_array,  # noqa: E402, F401
+                   use_np_shape)
 
 ndarray = nd
 __version__ = "1.9.1"
@@ -88,6 +111,8 @@ def __getattr__(name: str):
         module = importlib.import_module(f"{__name__}.{name}")
         globals()[name] = module
         return module
+    if name in _unsupported.MISSING_MODULES:
+        raise _unsupported.missing_attribute(__name__, name)
     raise AttributeError(f"module 'hybridgraph' has no attribute {name!r}")
 
 

@@ -38,3 +38,17 @@ def waitall() -> None:
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop
+
+from . import contrib_checks as _contrib_checks  # noqa: E402
+_contrib_checks.install(globals()["contrib"])  # nd.contrib.isnan / isinf / isfinite
+
+# `from mxnet.ndarray import *` gives every public operator function and the sub-namespaces, as MXNet's does
+from .registry import all_names as _all_names  # noqa: E402
+__all__ += sorted({n for n in _all_names() if not n.startswith("_") and n in globals()} - set(__all__))  # noqa: PLE0605
+__all__ += [n for n in ("contrib", "linalg", "image") if n in globals() and n not in __all__]
+# MXNet's ndarray helper functions (ndarray.py's __all__) that hybridgraph provides
+__all__ += [n for n in ("concatenate", "add", "subtract", "multiply", "divide", "modulo", "power", "maximum",
+                        "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
+                        "logical_and", "logical_or", "logical_xor", "true_divide", "negative", "moveaxis",
+                        "onehot_encode", "split_v2", "histogram", "imdecode")
+            if n in globals() and n not in __all__]

@@ -422,6 +422,10 @@ def get_symbol(x):
                         "and use export() to get the graph")
 
 
+class _FunctionInGraph(AutogradError, NotImplementedError):
+    """autograd.Function recorded on symbolic (hybridized) inputs."""
+
+
 class Function:
     """A user-defined differentiable function (MXNet's autograd.Function).
 
@@ -450,6 +454,12 @@ class Function:
             outputs = self.forward(*inputs)
         single = not isinstance(outputs, (list, tuple))
         outs = [outputs] if single else list(outputs)
+        if is_recording() and any(getattr(x, "_is_symbolic", False) for x in inputs):
+            raise _FunctionInGraph(
+                f"autograd.Function {type(self).__name__} was recorded inside a hybridized block: its Python "
+                "backward cannot be part of a compiled graph (MXNet 1.9.1 fails there too). Use "
+                "mx.operator.CustomOp for a custom backward in hybridized blocks, or leave this block "
+                "unhybridized")
         if needs_record(inputs):
             def grad_fn(_inputs, _outs, ograds):
                 res = self.backward(*ograds)

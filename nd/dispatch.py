@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import time
 from itertools import repeat
 from operator import attrgetter, is_, is_not
 from typing import Any
@@ -18,7 +19,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from . import autograd
+from . import autograd, profiling
 from .attrs import Attrs
 from .backend import Context, current_context
 from .errors import AttrError, AutogradError, MXNetError
@@ -178,12 +179,15 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
             if t._ag is not None:
                 autograd.check_inplace(t, f"out= of {op.name}")
     arrays = list(map(_BACKEND_ARRAY, inputs))
+    t0 = profiling.ACTIVE and time.perf_counter_ns()
     if out is None:
         res = run_kernel(op, attrs, arrays, ctx.xp, train)
     else:
         targets = out if isinstance(out, (list, tuple)) else [out]
         res = run_kernel(op, attrs, arrays, ctx.xp, train, out=list(map(_BACKEND_ARRAY, targets)),
                          direct=not rec and _inplace_out(op, attrs, inputs, out))
+    if t0:
+        profiling.record(op.name, "imperative", t0, time.perf_counter_ns())
     nvis = op.static_visible
     if nvis is None:
         nvis = op.num_visible_outputs(attrs)

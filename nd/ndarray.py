@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd
+from . import autograd, profiling
 from .backend import Context, as_dtype, current_context, to_numpy
 from .arith import OPERATOR_RULES
 from .dispatch import invoke, parse_cached, run_eager, typed_key
@@ -295,7 +295,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
         if inplace and self._ag is not None:
             autograd.check_inplace(self, how)
         tp = type(other)
-        if type(self) is NDArray and not inplace and not (
+        if type(self) is NDArray and not inplace and not profiling.ACTIVE and not (
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
             # hot paths: no binding, no attribute parsing, no tape (nd.kernel applies the rules)
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):

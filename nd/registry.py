@@ -116,6 +116,9 @@ class OpDef:
     #: inference_scale_shift(attrs, *numpy inputs after data) -> (channel axis, scale, shift): at
     #: inference output 0 = data * scale + shift along that axis (BatchNorm's moving statistics)
     inference_scale_shift: Rule | None = None
+    #: shape inference may copy output 0's first (batch) dim into input 0's unknown one, as
+    #: MXNet's FullyConnected does (it sizes `_zeros(shape=(0, H))` begin states of mx.rnn cells)
+    batch_from_output: bool = False
 
     def __post_init__(self, inputs, outputs, attrs, ignored_attrs) -> None:
         name = self.name

@@ -27,3 +27,8 @@ __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrS
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / while_loop
+
+# `from mxnet.symbol import *` gives every public operator function and the sub-namespaces, as MXNet's does
+from hybridgraph.nd.registry import all_names as _all_names  # noqa: E402
+__all__ += sorted({n for n in _all_names() if not n.startswith("_") and n in globals()} - set(__all__))  # noqa: PLE0605
+__all__ += [n for n in ("contrib", "linalg", "image", "random") if n in globals() and n not in __all__]

@@ -171,11 +171,21 @@ def shape_rule(node: Node, ins: list, outs: list):
     if fn is same_shape:
         res = same_shape(node.attrs, *ins, *outs)
         return res[0][:len(ins)], res[0][len(ins):]
+    if node.op.batch_from_output and ins and outs:
+        ins = _batch_from_output(ins, outs[0])
     res = fn(node.attrs, *ins)
     if res is None:
         return None
     new_ins, new_outs = res
     return [_as_shape(s) for s in new_ins], [_as_shape(s) for s in new_outs]
+
+
+def _batch_from_output(ins: list, out: Any) -> list:
+    """Input 0 with its unknown first dim taken from the output's (MXNet's FullyConnected rule)."""
+    data = ins[0]
+    if data is None or out is None or len(data) == 0 or len(out) == 0 or data[0] != 0 or out[0] == 0:
+        return ins
+    return [(out[0], *tuple(data)[1:]), *ins[1:]]
 
 
 def type_rule(node: Node, ins: list, outs: list):

@@ -36,6 +36,14 @@ class Symbol:
     def __init__(self, outputs: Sequence[tuple[Node, int]]):
         self._outputs = list(outputs)
 
+    # pickling goes through MXNet's JSON, as MXNet's Symbol does ({"handle": json})
+    def __getstate__(self) -> dict:
+        return {"handle": self.tojson()}
+
+    def __setstate__(self, state: dict) -> None:
+        from .json_read import load_json  # noqa: PLC0415 - json_read imports this module
+        self._outputs = load_json(state["handle"])._outputs
+
     # -- identity and inspection -------------------------------------------
     @property
     def name(self) -> str | None:

@@ -191,6 +191,9 @@ def FullyConnected(xp, a, data, weight, bias=None, out=None):  # noqa: PLR0917 -
     return out if y2 is dst else _written(out, y2)
 
 
+FullyConnected.batch_from_output = True
+
+
 def _is_graph_input(x) -> bool:
     """Whether a gradient rule's input is a variable of a symbolic graph (not an operator output)."""
     return bool(getattr(x, "_is_symbolic", False)) and hasattr(x, "get_children") and x.get_children() is None

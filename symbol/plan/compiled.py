@@ -42,12 +42,14 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 import traceback
 from collections.abc import Sequence
 from operator import attrgetter, is_
 
 import numpy as np
 
+from hybridgraph.nd import profiling
 from hybridgraph.nd.backend import Context
 from hybridgraph.nd.errors import MXNetError, also_like
 from hybridgraph.nd.kernel import run_kernel
@@ -323,7 +325,7 @@ class Plan:
         `monitor(step, env)` (optional) is called after every step; it makes the
         call run step by step.
         """
-        if self.fwd is None or monitor is not None:
+        if self.fwd is None or monitor is not None or profiling.ACTIVE:  # the profiler times each step
             return self._forward_interpreted(inputs, is_train, record, monitor)
         arena = self._take_arena()
         try:
@@ -351,7 +353,8 @@ class Plan:
             raise MXNetError("the saved activations of this forward were already used by a backward; "
                              "run forward again or pass retain_graph=True to the first backward")
         hg = self._head_grads(head_grads)
-        if saved.env is not None or (retain_graph and not self.retain) or monitor is not None:
+        if (saved.env is not None or (retain_graph and not self.retain) or monitor is not None
+                or profiling.ACTIVE):
             return _deliver(self._backward_interpreted(saved, hg, retain_graph, monitor), out, req)
         values = list(saved.values)
         if not self.retain:
@@ -421,10 +424,13 @@ class Plan:
         dead = self._dead
         for k, st in steps:
             args = [env[i] for i in st.inputs]
+            t0 = profiling.ACTIVE and time.perf_counter_ns()
             try:
                 res = run_kernel(st.op, st.attrs, args, xp, is_train)
             except Exception as exc:
                 raise step_error(st, [a.shape for a in args], exc) from exc
+            if t0:
+                profiling.record(st.op.name, "symbolic", t0, time.perf_counter_ns())
             if len(res) != len(st.outputs):
                 raise ExecutionError(f"node {st.name} ({st.op.name}) returned {len(res)} outputs; its "
                                      f"declaration has {len(st.outputs)}")

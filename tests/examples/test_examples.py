@@ -137,3 +137,12 @@ def test_recordio_training_reads_its_rec_files(tmp_path):
     assert result["records"] == {"train": 1437, "val": 360}
     assert result["accuracy"] >= 0.9
     assert (tmp_path / "train.rec").stat().st_size > 0 and (tmp_path / "val.idx").is_file()
+
+
+def test_custom_op_example_eager_autograd_symbol_hybridized():
+    result = load_example("custom_op").main([])
+    assert result["eager_max_err"] < 1e-5 and result["autograd_max_err"] < 1e-5
+    assert result["json_node"] == {"op": "Custom", "name": "act", "attrs": {"op_type": "softplus"},
+                                   "inputs": [[0, 0, 0]]}
+    assert result["symbol_forward_err"] < 1e-5 and result["symbol_grad_err"] < 1e-5
+    assert result["hybridized_vs_eager_err"] < 1e-5 and result["hybridized_vs_eager_grad_err"] < 1e-5

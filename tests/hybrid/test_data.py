@@ -202,6 +202,22 @@ def test_clip_global_norm_matches_mxnet():
     assert any("nan or inf is detected" in str(w.message) for w in caught)
 
 
-def test_download_is_not_supported():
-    with pytest.raises(NotImplementedError, match="download"):
-        utils.download("http://example.com/x.params")
+def test_download_writes_once_checks_sha1_and_explains_offline(tmp_path, monkeypatch):
+    import hashlib
+    calls = []
+    monkeypatch.setattr(utils, "_fetch", lambda url, verify: calls.append(url) or b"payload")
+    fname = utils.download("http://example.com/a/x.params", path=str(tmp_path))
+    assert fname == str(tmp_path / "x.params") and (tmp_path / "x.params").read_bytes() == b"payload"
+    utils.download("http://example.com/a/x.params", path=str(tmp_path))  # present: not fetched again
+    assert len(calls) == 1 and sorted(p.name for p in tmp_path.iterdir()) == ["x.params"]
+    good = hashlib.sha1(b"payload").hexdigest()
+    assert utils.download("http://e/x.params", path=fname, sha1_hash=good) == fname and len(calls) == 1
+    with pytest.raises(UserWarning, match="hash does not match"):
+        utils.download("http://e/x.params", path=fname, sha1_hash="0" * 40, retries=1)
+
+    def offline(url, verify):
+        raise ConnectionError("no route")
+    monkeypatch.setattr(utils, "_fetch", offline)
+    with pytest.raises(OSError, match="place it at"):
+        utils.download("http://example.com/y.params", path=str(tmp_path / "y.params"), retries=2)
+    assert not (tmp_path / "y.params").exists()
