@@ -1,7 +1,9 @@
 """Shared test configuration: hypothesis profiles and the golden-data location."""
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,37 @@ def mxnet_python() -> str:
     if found is None:
         pytest.skip("no MXNet 1.9.1 venv (set HYBRIDGRAPH_MXNET_PYTHON or run .ci/run, which creates .mxvenv)")
     return found
+
+
+_real_connect = socket.socket.connect
+_real_getaddrinfo = socket.getaddrinfo
+
+
+def _loopback_only(host) -> None:
+    """Tests talk to this machine only: a name or address elsewhere fails at once."""
+    if host in ("localhost", "", None):
+        return
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    except ValueError:
+        pass
+    raise OSError(f"test tried to reach {host!r}: tests never use the network (simulate it)")
+
+
+def _guarded_connect(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        _loopback_only(address[0])
+    return _real_connect(self, address)
+
+
+def _guarded_getaddrinfo(host, *args, **kwargs):
+    _loopback_only(host.decode() if isinstance(host, bytes) else host)
+    return _real_getaddrinfo(host, *args, **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    """No test reaches beyond loopback (downloads are simulated by patching the fetcher)."""
+    monkeypatch.setattr(socket.socket, "connect", _guarded_connect)
+    monkeypatch.setattr(socket, "getaddrinfo", _guarded_getaddrinfo)
