@@ -299,8 +299,10 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
             # hot paths: no binding, no attribute parsing, no tape (nd.kernel applies the rules)
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
-                out = _new(NDArray)
-                out._data = run_kernel(top, default_attrs, (self._data, other._data), self._ctx.xp)[0]
+                a = self._data
+                out = _new(NDArray)   # (numpy's module named directly: Context.xp is a property)
+                out._data = run_kernel(top, default_attrs, (a, other._data),
+                                       np if type(a) is np.ndarray else self._ctx.xp)[0]
                 out._ctx, out._ag = self._ctx, None
                 return out
             if (tp is float or tp is int) and scalar_op is not None:
@@ -310,7 +312,9 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                     a = scalar_attrs[key] = scalar_op.schema.parse({"scalar": other})
                     if len(scalar_attrs) > 256:
                         scalar_attrs.clear()
-                return NDArray._wrap(run_kernel(scalar_op, a, (self._data,), self._ctx.xp)[0], self._ctx)
+                d = self._data
+                return NDArray._wrap(run_kernel(scalar_op, a, (d,), np if type(d) is np.ndarray else self._ctx.xp)[0],
+                                     self._ctx)
         other = _as_operand(other, self)
         if isinstance(other, _SCALARS):
             op = rsop if reverse else sop
