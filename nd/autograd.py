@@ -185,7 +185,7 @@ def check_inplace(x: Any, how: str) -> None:
     While recording, a write into an array the tape holds raises, as in MXNet: the
     gradient would use the new values. Outside recording (MXNet silently computes a wrong
     gradient then) the write is stamped on the array's entry, and a later backward that
-    needs the old values raises instead (`check_saved`)."""
+    needs the old values raises instead (`_check_saved`)."""
     entry = live_entry(x)
     if entry is None:
         return

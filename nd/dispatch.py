@@ -219,6 +219,8 @@ def _inplace_out(op: OpDef, attrs: Attrs, inputs: list, out: Any) -> bool:
 
 _ATTR_CACHE: dict = {}
 _FLOAT_TYPES = (float, np.floating)
+# attribute value types whose (value, type) pair is a faithful cache key (a float zero aside)
+_PLAIN = frozenset({int, bool, str, float, type(None)})
 
 
 def typed_key(v: Any) -> Any:
@@ -238,7 +240,12 @@ def parse_cached(op: OpDef, given: dict) -> Attrs:
     if not given:
         return op.schema.parse(given)
     try:
-        key = (op.name, tuple([(k, typed_key(v)) for k, v in given.items()]))
+        vals = given.values()
+        types = tuple(map(type, vals))
+        if _PLAIN.issuperset(types) and (float not in types or 0.0 not in vals):
+            key = (op.name, tuple(given.items()), types)     # the common case, cheap
+        else:   # containers, numpy scalars, a float zero: see typed_key
+            key = (op.name, tuple([(k, typed_key(v)) for k, v in given.items()]))
         hit = _ATTR_CACHE.get(key)
     except TypeError:
         return op.schema.parse(given)
