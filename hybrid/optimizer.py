@@ -29,6 +29,7 @@ import sys
 from typing import Any
 
 from hybridgraph import nd
+from hybridgraph.nd.errors import FormatError
 from hybridgraph.nd.ndarray import NDArray
 
 from . import lr_scheduler as _lr_scheduler_module
@@ -193,6 +194,10 @@ class _StatesUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         if module == "mxnet.ndarray.ndarray" and name == "NDArray":
             return _MXNetArray
+        if module == "__builtin__":  # protocol 0-2 pickles name Python 2's module
+            module = "builtins"
+        if (module, name) == ("builtins", "bytearray"):
+            return _stored_bytearray
         module = _current_module_path(module)
         if (module, name) in _SAFE_GLOBALS:
             return super().find_class(module, name)
@@ -202,6 +207,19 @@ class _StatesUnpickler(pickle.Unpickler):
             return obj
         raise pickle.UnpicklingError(f"optimizer states: refusing to load global '{module}.{name}' (only "
                                      "optimizers, lr schedulers, arrays and plain data are allowed)")
+
+
+def _stored_bytearray(*args: Any) -> bytearray:
+    """`bytearray` as a pickle stores one (from bytes, or text and its encoding), never
+    `bytearray(n)`: a 30-byte file must not allocate gigabytes."""
+    if not args or (isinstance(args[0], (bytes, str)) and len(args) <= 2):
+        return bytearray(*args)
+    raise pickle.UnpicklingError(f"optimizer states: bytearray({type(args[0]).__name__}) is refused "
+                                 "(only stored bytes are allowed)")
+
+
+class StatesFormatError(FormatError, pickle.UnpicklingError):
+    """Optimizer states that cannot be read (corrupted, truncated or hostile)."""
 
 
 def _convert_mxnet_arrays(obj: Any) -> Any:
@@ -219,8 +237,23 @@ def _convert_mxnet_arrays(obj: Any) -> Any:
 
 
 def loads_states(data: bytes) -> Any:
-    """Unpickle optimizer states written by `Updater.get_states` (here or in MXNet 1.x)."""
-    return _convert_mxnet_arrays(_StatesUnpickler(io.BytesIO(data)).load())
+    """Unpickle optimizer states written by `Updater.get_states` (here or in MXNet 1.x).
+
+    Raises StatesFormatError (an MXNetError and a pickle.UnpicklingError) for bytes that
+    are not such states."""
+    try:
+        states = _convert_mxnet_arrays(_StatesUnpickler(io.BytesIO(data)).load())
+    except FormatError:
+        raise
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, AttributeError, IndexError,
+            OverflowError, RecursionError) as exc:
+        raise StatesFormatError(f"cannot read optimizer states ({len(data)} bytes): "
+                                f"{type(exc).__name__}: {str(exc)[:300]}") from None
+    kind = states[0] if isinstance(states, tuple) and len(states) == 2 else states
+    if not isinstance(kind, dict):
+        raise StatesFormatError(f"optimizer states: expected a dict of states by index, got "
+                                f"{type(kind).__name__}")
+    return states
 
 
 # pickled optimizer states name the public module, wherever a class is defined

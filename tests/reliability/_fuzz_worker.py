@@ -1,7 +1,7 @@
 """Fuzz worker: loads hostile inputs in its own process, under an address-space limit.
 
 Run by test_fuzz.py as a subprocess. It sets RLIMIT_AS (default 2 GiB), then reads
-requests from stdin -- one JSON header line {"kind": "json"|"params", "size": n}
+requests from stdin -- one JSON header line {"kind": "json"|"params"|"states", "size": n}
 followed by n bytes -- and answers each with one JSON line {"outcome", "detail"}:
 
 * "ok": the input loaded (and, for a symbol, wrote back and inferred);
@@ -38,6 +38,11 @@ def _run_params(data: bytes) -> None:
     mx.nd.load_frombuffer(data)
 
 
+def _run_states(data: bytes) -> None:
+    from hybridgraph.gluon.optimizer import loads_states
+    loads_states(data)
+
+
 def main() -> None:
     limit_bytes = int(sys.argv[1]) if len(sys.argv) > 1 else 2 << 30
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 10.0
@@ -45,7 +50,8 @@ def main() -> None:
     import hybridgraph  # noqa: F401 - imported once, before the first input
     from hybridgraph.nd.errors import MXNetError
     signal.signal(signal.SIGALRM, _alarm)
-    run = {"json": _run_json, "params": _run_params, "alloc": lambda data: bytearray(int(data))}
+    run = {"json": _run_json, "params": _run_params, "states": _run_states,
+           "alloc": lambda data: bytearray(int(data))}
     out = sys.stdout
     inp = sys.stdin.buffer
     print(json.dumps({"ready": True}), file=out, flush=True)

@@ -133,3 +133,25 @@ def mutate_params(buf: bytes, rng: random.Random) -> bytes:
             a = rng.randrange(len(b))
             b[a:a] = b[rng.randrange(len(b)):][:rng.randint(1, 64)]
     return bytes(b)
+
+
+# -- optimizer .states (pickles read by a restricted unpickler) ---------------------------------
+
+_STATE_BOMBS = [
+    b"cbuiltins\nbytearray\n(I10000000000\ntR.",          # bytearray(n): gigabytes from 30 bytes
+    b"(" * 100000 + b".",                                   # deep nesting
+    b"cbuiltins\nrange\n(I0\nI99999999999999\ntR.",       # a lazy range: harmless
+    b"cos\nsystem\n(S'true'\ntR.",                        # a global that must be refused
+    b"\x80\x02cnumpy.core.multiarray\n_reconstruct\nq\x00cnumpy\nndarray\nq\x01K\x00\x85q\x02c_codecs"
+    b"\nencode\nq\x03X\x01\x00\x00\x00bq\x04X\x06\x00\x00\x00latin1q\x05\x86q\x06Rq\x07\x87q\x08R.",
+]
+
+
+def generated_states(rng: random.Random) -> bytes:
+    """A crafted hostile pickle, or a pickled dict of odd values."""
+    if rng.random() < 0.5:
+        return rng.choice(_STATE_BOMBS)
+    import pickle  # noqa: PLC0415 - only the generator needs it
+    value = {rng.randrange(5): rng.choice([None, 1.5, (1, 2), [b"x" * 10], "s", {"a": 1}, bytearray(b"ab")])
+             for _ in range(rng.randint(0, 3))}
+    return pickle.dumps(rng.choice([value, (value, None), [value], 3]), protocol=rng.choice([0, 2, 4]))

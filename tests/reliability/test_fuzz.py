@@ -1,5 +1,5 @@
-"""Fuzzing the loaders: every hostile -symbol.json or .params either loads or raises an
-MXNetError subclass, within 2 GiB of address space and a per-input time limit.
+"""Fuzzing the loaders: every hostile -symbol.json, .params or optimizer .states either loads
+or raises an MXNetError subclass, within 2 GiB of address space and a per-input time limit.
 
 Inputs are mutations of real files (tests/data/json_ref, the MXNet 1.9.1 golden files when
 ../shared/golden is present) and generated structures (_mutate.py). They run in one worker
@@ -23,7 +23,7 @@ from hypothesis import given, settings, strategies as st
 
 from tests.conftest import GOLDEN, REPO
 
-from ._mutate import generated_json, generated_params, mutate_json, mutate_params
+from ._mutate import generated_json, generated_params, generated_states, mutate_json, mutate_params
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS and SIGALRM fuzzing needs Linux")
 
@@ -47,6 +47,11 @@ def _seed_params() -> list[bytes]:
         files += sorted((GOLDEN / "mxnet-format").glob("*.params"))[:12]
         files += sorted((GOLDEN / "mxnet").glob("*.params"))[:4]
     return [f.read_bytes() for f in files if f.is_file()]
+
+
+def _seed_states() -> list[bytes]:
+    data = REPO / "tests" / "data"
+    return [f.read_bytes() for f in sorted(data.glob("*.states")) + sorted((data / "legacy_states").glob("*"))]
 
 
 class Worker:
@@ -115,6 +120,7 @@ def _check(worker: Worker, kind: str, source: str, data: bytes) -> None:
 
 DOCS = _seed_docs()
 PARAMS = _seed_params()
+STATES = _seed_states()
 
 
 @given(seed=st.integers(0, 2**32 - 1))
@@ -137,6 +143,17 @@ def test_params_fuzz(worker, seed):
         else:
             data, source = mutate_params(rng.choice(PARAMS), rng), "mutated"
         _check(worker, "params", source, data)
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_optimizer_states_fuzz(worker, seed):
+    rng = random.Random(seed)
+    for _ in range(BATCH):
+        if rng.random() < 0.3 or not STATES:
+            data, source = generated_states(rng), "generated"
+        else:
+            data, source = mutate_params(rng.choice(STATES), rng), "mutated"
+        _check(worker, "states", source, data)
 
 
 def test_worker_enforces_the_address_space_limit(worker):

@@ -332,3 +332,26 @@ def test_dtype_mismatch_names_the_node_the_parameter_and_the_fix():
         net(nd.ones((2, 3), dtype="float64"))
     msg = str(info.value)
     assert "dense0_fwd" in msg and "weight from 'hybridsequential" in msg and "block.cast(dtype)" in msg
+
+
+# -- optimizer states --------------------------------------------------------------------------------
+
+def test_a_tiny_states_file_cannot_allocate_gigabytes():
+    from hybridgraph.gluon.optimizer import StatesFormatError, loads_states
+    with pytest.raises(StatesFormatError, match="bytearray"):
+        loads_states(b"cbuiltins\nbytearray\n(I10000000000\ntR.")
+    assert loads_states(pickle_dumps({0: bytearray(b"ab")})) == {0: bytearray(b"ab")}
+
+
+@pytest.mark.parametrize("data", [b"", b"garbage", b"(" * 100000 + b".", b"\x80\x02]q\x00."])
+def test_unreadable_states_are_a_format_error_and_an_unpickling_error(data):
+    import pickle
+    from hybridgraph.gluon.optimizer import loads_states
+    with pytest.raises(FormatError) as info:
+        loads_states(data)
+    assert isinstance(info.value, pickle.UnpicklingError)
+
+
+def pickle_dumps(value) -> bytes:
+    import pickle
+    return pickle.dumps(value, protocol=4)
