@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import pickletools
 import sys
 from typing import Any
 
@@ -242,6 +243,8 @@ def loads_states(data: bytes) -> Any:
     Raises StatesFormatError (an MXNetError and a pickle.UnpicklingError) for bytes that
     are not such states."""
     try:
+        for _ in pickletools.genops(data):  # counted lengths checked against the data first:
+            pass                            # the C unpickler allocates a declared length up front
         states = _convert_mxnet_arrays(_StatesUnpickler(io.BytesIO(data)).load())
     except FormatError:
         raise

@@ -141,6 +141,9 @@ _STATE_BOMBS = [
     b"cbuiltins\nbytearray\n(I10000000000\ntR.",          # bytearray(n): gigabytes from 30 bytes
     b"(" * 100000 + b".",                                   # deep nesting
     b"cbuiltins\nrange\n(I0\nI99999999999999\ntR.",       # a lazy range: harmless
+    b"\x80\x05\x96" + (1 << 40).to_bytes(8, "little") + b"ab.",  # BYTEARRAY8 declaring 1 TiB
+    b"\x80\x04\x8e" + (1 << 40).to_bytes(8, "little") + b"ab.",  # BINBYTES8 declaring 1 TiB
+    b"\x80\x04\x95" + (1 << 40).to_bytes(8, "little") + b"}.",   # a FRAME declaring 1 TiB
     b"cos\nsystem\n(S'true'\ntR.",                        # a global that must be refused
     b"\x80\x02cnumpy.core.multiarray\n_reconstruct\nq\x00cnumpy\nndarray\nq\x01K\x00\x85q\x02c_codecs"
     b"\nencode\nq\x03X\x01\x00\x00\x00bq\x04X\x06\x00\x00\x00latin1q\x05\x86q\x06Rq\x07\x87q\x08R.",

@@ -343,7 +343,9 @@ def test_a_tiny_states_file_cannot_allocate_gigabytes():
     assert loads_states(pickle_dumps({0: bytearray(b"ab")})) == {0: bytearray(b"ab")}
 
 
-@pytest.mark.parametrize("data", [b"", b"garbage", b"(" * 100000 + b".", b"\x80\x02]q\x00."])
+@pytest.mark.parametrize("data", [b"", b"garbage", b"(" * 100000 + b".", b"\x80\x02]q\x00.",
+                                  b"\x80\x05\x96" + (1 << 40).to_bytes(8, "little") + b"ab.",
+                                  b"\x80\x04\x8e" + (1 << 40).to_bytes(8, "little") + b"ab."])
 def test_unreadable_states_are_a_format_error_and_an_unpickling_error(data):
     import pickle
     from hybridgraph.gluon.optimizer import loads_states
