@@ -29,6 +29,8 @@ import pickletools
 import sys
 from typing import Any
 
+import numpy as np
+
 from hybridgraph import nd
 from hybridgraph.nd.errors import FormatError
 from hybridgraph.nd.ndarray import NDArray
@@ -184,13 +186,31 @@ _SAFE_GLOBALS = {
 }
 
 
-class _StatesUnpickler(pickle.Unpickler):
+class _StatesUnpickler(pickle._Unpickler):  # noqa: SLF001 - the pure-Python unpickler, see below
     """Unpickles optimizer states: only optimizers, schedulers, arrays and plain data.
+
+    The pure-Python unpickler: the C one grows its memo to whatever index a PUT names and
+    trusts FRAME sizes, so a mutated file made it allocate gigabytes (found by fuzzing).
 
     MXNet's class paths are mapped to ours, so `.states` files written by MXNet 1.x
     load too. User-defined optimizer or scheduler classes are allowed when their
     module is already imported.
     """
+
+    def _build_checked(self) -> None:
+        """BUILD, except that a numpy dtype keeps the state its type has: numpy's
+        dtype.__setstate__ given other values corrupts the dtype (found by fuzzing)."""
+        inst = self.stack[-2]
+        if isinstance(inst, np.dtype):
+            state = self.stack.pop()
+            if state != inst.__reduce__()[2]:
+                raise pickle.UnpicklingError(f"optimizer states: a state {state!r:.80} that does not "
+                                             f"belong to dtype {inst}")
+            return
+        pickle._Unpickler.load_build(self)  # noqa: SLF001
+
+    dispatch = dict(pickle._Unpickler.dispatch)  # noqa: SLF001
+    dispatch[pickle.BUILD[0]] = _build_checked
 
     def find_class(self, module: str, name: str) -> Any:
         if module == "mxnet.ndarray.ndarray" and name == "NDArray":
@@ -237,19 +257,26 @@ def _convert_mxnet_arrays(obj: Any) -> Any:
     return obj
 
 
+def _check_pickle(data: bytes) -> None:
+    """Walk the opcodes (linear) before unpickling: an unpickler allocates what a counted
+    opcode (BINBYTES8, BYTEARRAY8) declares before reading it, so a few bytes could ask
+    for gigabytes; genops raises ValueError when the data is shorter than declared."""
+    for _ in pickletools.genops(data):
+        pass
+
+
 def loads_states(data: bytes) -> Any:
     """Unpickle optimizer states written by `Updater.get_states` (here or in MXNet 1.x).
 
     Raises StatesFormatError (an MXNetError and a pickle.UnpicklingError) for bytes that
     are not such states."""
     try:
-        for _ in pickletools.genops(data):  # counted lengths checked against the data first:
-            pass                            # the C unpickler allocates a declared length up front
+        _check_pickle(data)
         states = _convert_mxnet_arrays(_StatesUnpickler(io.BytesIO(data)).load())
     except FormatError:
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, KeyError, AttributeError, IndexError,
-            OverflowError, RecursionError) as exc:
+            OverflowError, RecursionError, RuntimeError, SystemError) as exc:  # numpy setstate on junk
         raise StatesFormatError(f"cannot read optimizer states ({len(data)} bytes): "
                                 f"{type(exc).__name__}: {str(exc)[:300]}") from None
     kind = states[0] if isinstance(states, tuple) and len(states) == 2 else states
