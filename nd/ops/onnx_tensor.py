@@ -251,7 +251,8 @@ _MATH = {
     "rcbrt": lambda g, x, dt, a: g.op("Reciprocal", [_sign_abs(g, x, lambda v: g.op("Pow", [v, g.scalar(1 / 3, dt)]))]),
     "logical_not": lambda g, x, dt, a: g.cast(g.op("Not", [g.cast(x, "bool")]), dt),
     "hard_sigmoid": lambda g, x, dt, a: g.op("HardSigmoid", [x], alpha=float(a.alpha), beta=float(a.beta)),
-    "softmin": lambda g, x, dt, a: g.op("Softmax", [g.op("Neg", [x])], axis=int(a.axis)),
+    "softmin": lambda g, x, dt, a: g.op("Softmax", [g.op("Div", [x, g.scalar(-(a.temperature or 1.0), dt)])],
+                                        axis=int(a.axis)),
     "_contrib_div_sqrt_dim": lambda g, x, dt, a: g.op("Div", [x, g.op("Sqrt", [g.cast(
         g.op("Shape", [x], start=-1), dt)])]),
     "smooth_l1": lambda g, x, dt, a: _smooth_l1(g, x, dt, float(a.scalar)),
