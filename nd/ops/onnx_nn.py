@@ -82,6 +82,8 @@ _ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu"
 
 @onnx_lowering("Activation")
 def _activation(g, node):
+    if node.attrs.act_type == "relu" and np.issubdtype(g.in_dtypes[0], np.integer):
+        return [g.op("Max", [g.inputs[0], g.scalar(0, g.in_dtypes[0])])]  # onnxruntime's Relu is float only
     return [g.op(_ACTIVATIONS[node.attrs.act_type], [g.inputs[0]])]
 
 
@@ -205,7 +207,7 @@ def _softmax_output(g, node):
     multi = a.get("multi_output") or a.get("mode") == "channel"
     if multi:
         return [g.op("Softmax", [x], axis=1)]
-    if a.get("preserve_shape"):
+    if a.get("preserve_shape") or node.op.name == "SoftmaxActivation":  # instance mode: the last axis
         return [g.op("Softmax", [x], axis=-1)]
     if node.op.name == "SoftmaxActivation" or len(shape) == 2:
         y = g.op("Softmax", [g.op("Flatten", [x], axis=1)], axis=1) if len(shape) > 2 else \

@@ -18,7 +18,7 @@ from hybridgraph import symbol  # noqa: E402
 from hybridgraph.nd.lowering import exportable_ops, onnx_lowering_of  # noqa: E402
 from hybridgraph.nd.registry import get_op  # noqa: E402
 from hybridgraph.onnx import ExportError, build_model  # noqa: E402
-from hybridgraph.onnx.verify import _run_hybridgraph  # noqa: E402
+from hybridgraph.onnx.verification import _run_hybridgraph  # noqa: E402
 from hybridgraph.symbol.symbol import create  # noqa: E402
 from tests.nd.specs import all_specs  # noqa: E402
 
