@@ -26,3 +26,13 @@ def test_operator_docs_list_every_operator_with_attributes():
     for name in all_ops():
         assert f"| `{name}` |" in text
     assert "`num_hidden`: int, required" in text
+
+
+def test_operator_docs_list_onnx_support():
+    from hybridgraph.nd.lowering import exportable_ops
+    text = (ROOT / "docs" / "operators.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line.rsplit("|", 2)[-2].strip()
+            for line in text.splitlines() if line.startswith("| `")}
+    for op in exportable_ops():
+        assert rows[op.name].startswith("yes"), op.name
+    assert rows["Convolution"] == "yes" and rows["gammaln"] == "no"

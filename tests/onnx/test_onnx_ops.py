@@ -42,7 +42,7 @@ def _as32(x: np.ndarray) -> np.ndarray:
 def test_single_op_graph_matches_onnxruntime(spec):
     op = get_op(spec.name)
 
-    @settings(max_examples=min(settings().max_examples, 8))
+    @settings(max_examples=min(settings().max_examples, 4))
     @given(st.data())
     def check(data):
         inputs, attrs = spec.case(data.draw)
