@@ -188,13 +188,28 @@ def _softmax_axis(g, x: str, op_type: str, axis: int, temperature=None) -> str:
     return g.op(op_type, [x], axis=int(axis))
 
 
-@onnx_lowering("softmax", "log_softmax")
+def _length_mask(g, length: str, shape: tuple, axis: int) -> str:
+    """True where the position along `axis` is below `length` (shape: data's without axis)."""
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    steps = g.const(np.arange(shape[axis], dtype=np.int64).reshape(view), hint="steps")
+    return g.op("Less", [steps, g.axes_op("Unsqueeze", g.cast(length, "int64"), [axis])])
+
+
+@onnx_lowering("softmax", "log_softmax", note="use_length masks as MXNet does")
 def _softmax(g, node):
     a = node.attrs
-    if a.get("use_length"):
-        raise g.fail("softmax with use_length=True (masked softmax)", "apply the mask before softmax")
     op_type = "LogSoftmax" if node.op.name == "log_softmax" else "Softmax"
-    y = _softmax_axis(g, g.inputs[0], op_type, a.axis, a.get("temperature"))
+    x = g.inputs[0]
+    mask = None
+    if a.get("use_length"):
+        shape = g.in_shapes[0]
+        axis = a.axis + len(shape) if a.axis < 0 else a.axis
+        mask = _length_mask(g, g.inputs[1], tuple(shape), axis)
+        x = g.op("Where", [mask, x, g.scalar(-np.inf, g.in_dtypes[0])])
+    y = _softmax_axis(g, x, op_type, a.axis, a.get("temperature"))
+    if mask is not None:
+        y = g.op("Where", [mask, y, g.scalar(0, g.in_dtypes[0])])
     if a.get("dtype") is not None and np.dtype(a.dtype) != g.in_dtypes[0]:
         y = g.cast(y, a.dtype)
     return [y]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import onnx_lowering
+from .crop import _crop_window
 from . import (broadcast, indexing_ops, linalg, matrix, matrix_join, matrix_slice, ordering,  # noqa: F401
                reduce, sequence)
 
@@ -131,8 +132,8 @@ def _embedding(g, node):
 def _take(g, node):
     a, shape = node.attrs, g.in_shapes[0]
     axis = _axis(a.axis, len(shape))
-    if a.mode == "raise":
-        raise g.fail("mode='raise' checks indices at run time", "use mode='clip' or 'wrap'")
+    if a.mode == "raise":  # the runtime's Gather rejects out-of-range indices, as MXNet raises
+        return [g.op("Gather", [g.inputs[0], g.cast(g.inputs[1], "int64")], axis=axis)]
     return [g.op("Gather", [g.inputs[0], _index(g, g.inputs[1], shape[axis], a.mode)], axis=axis)]
 
 
@@ -375,6 +376,26 @@ def _dot(g, node):
     lm = g.op("Transpose", [lm], perm=[1, 0]) if a.transpose_a else lm
     rm = g.op("Transpose", [rm], perm=[1, 0]) if a.transpose_b else rm
     return [g.reshape_out(g.op("MatMul", [lm, rm]))]
+
+
+@onnx_lowering("_linalg_gemm2")
+def _linalg_gemm2(g, node):
+    a = node.attrs
+    nd_ = len(g.in_shapes[0])
+    if a.axis not in (-2, nd_ - 2):
+        raise g.fail(f"linalg_gemm2 axis={a.axis}", "transpose the matrices to the last two axes first")
+    swap = [*range(nd_ - 2), nd_ - 1, nd_ - 2]
+    lhs = g.op("Transpose", [g.inputs[0]], perm=swap) if a.transpose_a else g.inputs[0]
+    rhs = g.op("Transpose", [g.inputs[1]], perm=swap) if a.transpose_b else g.inputs[1]
+    y = g.op("MatMul", [lhs, rhs])
+    return [y if a.alpha == 1.0 else g.op("Mul", [y, g.scalar(a.alpha, g.in_dtypes[0])])]
+
+
+@onnx_lowering("Crop")
+def _crop(g, node):
+    top, left, h, w = _crop_window(node.attrs, tuple(g.in_shapes[0]),
+                                   tuple(g.in_shapes[1]) if len(g.inputs) > 1 else None)
+    return [_slice(g, g.inputs[0], [top, left], [top + h, left + w], [2, 3])]
 
 
 @onnx_lowering("batch_dot")

@@ -296,10 +296,15 @@ for _op_type, _names in {"And": ("_logical_and", "broadcast_logical_and"),
 
 
 def _mod_values(g, x, y, dt):
-    """numpy's mod (the sign of the divisor), which MXNet's mod follows."""
+    """numpy's mod (the sign of the divisor), which MXNet's mod follows, with x % 0 = 0."""
+    zero = g.scalar(0, dt)
+    is_zero = g.op("Equal", [y, zero])
+    safe = g.op("Where", [is_zero, g.scalar(1, dt), y])
     if np.issubdtype(dt, np.integer):
-        return g.op("Mod", [x, y], fmod=0)
-    return g.op("Sub", [x, g.op("Mul", [g.op("Floor", [g.op("Div", [x, y])]), y])])
+        r = g.op("Mod", [x, safe], fmod=0)
+    else:
+        r = g.op("Sub", [x, g.op("Mul", [g.op("Floor", [g.op("Div", [x, safe])]), safe])])
+    return g.op("Where", [is_zero, zero, r])
 
 
 @onnx_lowering("_mod", "broadcast_mod")
