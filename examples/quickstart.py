@@ -1,4 +1,4 @@
-"""hybridgraph in one minute: define imperatively, hybridize for speed, export, load back.
+"""hybridgraph in one minute: define imperatively, hybridize for speed, export, load back, ship as ONNX.
 
     python examples/quickstart.py            # the full demo (about a minute on 2 cores)
     python examples/quickstart.py --quick    # fewer epochs (CI)
@@ -138,8 +138,27 @@ def main() -> None:
     print(f"   test accuracy: {acc:.4f}")
 
     draw(prefix, out_dir)
-    if not same or acc < 0.95:
-        sys.exit("demo check failed: predictions differ or accuracy < 0.95")
+    onnx_ok = to_onnx(net, test[0], out_dir)
+    if not same or acc < 0.95 or onnx_ok is False:
+        sys.exit("demo check failed: predictions differ, accuracy < 0.95 or the ONNX model disagrees")
+
+
+def to_onnx(net, images: np.ndarray, out_dir: Path) -> bool | None:
+    """5) export the trained CNN to ONNX and check it in onnxruntime (None: onnx/onnxruntime absent)."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+    except ImportError:
+        print("5) ONNX step skipped: pip install onnx onnxruntime to export and check the model")
+        return None
+    path = net.export_onnx(str(out_dir / "digits_cnn.onnx"), nd.array(images[:1]), dynamic_batch=True)
+    sess = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"data": images})[0]
+    err = float(np.abs(got - net(nd.array(images)).asnumpy()).max())
+    same_class = bool((got.argmax(1) == net(nd.array(images)).asnumpy().argmax(1)).all())
+    print(f"5) exported {os.path.basename(path)}; onnxruntime on {len(images)} test images: max abs error "
+          f"{err:.2e}, same predicted classes: {same_class}")
+    return err < 1e-4 and same_class
 
 
 def draw(prefix: str, out_dir: Path) -> None:

@@ -54,3 +54,13 @@ def test_architecture_doc_is_linked_and_names_real_files():
     assert len(paths) > 20
     for p in sorted(paths):
         assert (ROOT / p.rstrip("/")).exists(), f"docs/architecture.md names {p}, which does not exist"
+
+
+def test_operator_docs_list_onnx_support():
+    from hybridgraph.nd.lowering import exportable_ops
+    text = (ROOT / "docs" / "operators.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line.rsplit("|", 2)[-2].strip()
+            for line in text.splitlines() if line.startswith("| `")}
+    for op in exportable_ops():
+        assert rows[op.name].startswith("yes"), op.name
+    assert rows["Convolution"] == "yes" and rows["gammaln"] == "no"

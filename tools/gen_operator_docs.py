@@ -20,6 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from hybridgraph import nd  # noqa: E402,F401 - registers every operator
 from hybridgraph.nd.attrs import REQUIRED  # noqa: E402
+from hybridgraph.nd.lowering import onnx_lowering_of, onnx_note  # noqa: E402
 from hybridgraph.nd.registry import all_ops  # noqa: E402
 from hybridgraph.nd.serialization import atomic_write  # noqa: E402
 
@@ -70,6 +71,14 @@ def _flags(op) -> str:
     return ", ".join(flags) or "—"
 
 
+def _onnx(op) -> str:
+    """ONNX export support (the op's lowering in nd/ops/onnx_*.py), with its note."""
+    if onnx_lowering_of(op) is None:
+        return "no" if op.public else "—"
+    note = onnx_note(op)
+    return f"yes ({note})" if note else "yes"
+
+
 def render() -> str:
     ops = all_ops()
     lines = ["# Supported operators", "",
@@ -77,13 +86,16 @@ def render() -> str:
              "do not edit by hand.", "",
              f"{len(ops)} operators ({sum(op.public for op in ops.values())} public, the rest internal "
              "helpers such as hidden backward operators).", "",
-             "| operator | defined in | also registered as | inputs | attributes (type, default) | properties |",
-             "|---|---|---|---|---|---|"]
+             f"{sum(onnx_lowering_of(op) is not None for op in ops.values())} export to ONNX "
+             "(`mx.onnx.export_model`, `HybridBlock.export_onnx`, opsets 13-20); the ONNX column says which.", "",
+             "| operator | defined in | also registered as | inputs | attributes (type, default) | properties | ONNX |",
+             "|---|---|---|---|---|---|---|"]
     for name in sorted(ops, key=lambda n: (n.lstrip("_").lower(), n)):
         op = ops[name]
         aliases = ", ".join(f"`{a}`" for a in op.aliases) or "—"
         src = defined_in(op)
-        lines.append(f"| `{name}` | [{src}](../{src}) | {aliases} | {_inputs(op)} | {_attrs(op)} | {_flags(op)} |")
+        lines.append(f"| `{name}` | [{src}](../{src}) | {aliases} | {_inputs(op)} | {_attrs(op)} | {_flags(op)} "
+                     f"| {_onnx(op)} |")
     return "\n".join(lines) + "\n"
 
 

@@ -25,6 +25,6 @@ def import_to_gluon(model_file, ctx=None):
 
 
 def verify(onnx_path, sym, params, inputs, per_node=False, rtol=1e-4, atol=1e-4):
-    """Run the ONNX model in onnxruntime and the symbol in hybridgraph (see hybridgraph.onnx.verify)."""
-    from hybridgraph.onnx.verify import verify as _verify
+    """Run the ONNX model in onnxruntime and the symbol in hybridgraph (see hybridgraph.onnx.verification)."""
+    from hybridgraph.onnx.verification import verify as _verify
     return _verify(onnx_path, sym, params, inputs, per_node, rtol, atol)

@@ -91,8 +91,9 @@ class _Export:
 
         self.sym, self.graph = sym, sym._graph()
         self.params = {k: v for k, v in params.items() if k in set(sym.list_inputs())}
-        internals = sym.get_internals().list_outputs()
-        self.label = internals[-1] + "_label" if internals else None
+        # MXNet's rule: the label variable of a loss head is named after the graph's last node
+        last = self.graph.nodes[-1] if self.graph.nodes else None
+        self.label = f"{last.name}_label" if last is not None else None
         names = [n for n in sym.list_inputs() if n not in self.params and n != self.label]
         if len(in_shapes) != len(names):
             raise ValueError(f"in_shapes has {len(in_shapes)} shapes, but the model has {len(names)} inputs "

@@ -199,7 +199,7 @@ _UN = {"Exp": "exp", "Log": "log", "Sqrt": "sqrt", "Abs": "abs", "Neg": "negativ
        "Ceil": "ceil", "Sin": "sin", "Cos": "cos", "Tan": "tan", "Asin": "arcsin", "Acos": "arccos",
        "Atan": "arctan", "Sinh": "sinh", "Cosh": "cosh", "Asinh": "arcsinh", "Acosh": "arccosh",
        "Atanh": "arctanh", "Reciprocal": "reciprocal", "Sign": "sign", "Erf": "erf", "Identity": "identity",
-       "Round": "rint", "Not": "logical_not"}
+       "Not": "logical_not"}
 
 
 @rule(*_UN)

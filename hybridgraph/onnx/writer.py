@@ -140,6 +140,11 @@ class NodeWriter:
             parts.append(dim)
         return self.op("Concat", parts, axis=0)
 
+    def reshape_out(self, x: str, i: int = 0) -> str:
+        """x reshaped to output i's shape (allowzero keeps a size-0 dim 0 instead of copying it)."""
+        zero = 0 in self.out_shapes[i]
+        return self.op("Reshape", [x, self.out_shape_tensor(i)], allowzero=1 if zero else None)
+
     def fill(self, shape: str, value: float, dtype) -> str:
         """ConstantOfShape: a tensor of `shape` (an int64 tensor) filled with `value` of `dtype`."""
         from onnx import numpy_helper

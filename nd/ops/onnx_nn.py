@@ -82,6 +82,8 @@ _ACTIVATIONS = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "softrelu"
 
 @onnx_lowering("Activation")
 def _activation(g, node):
+    if node.attrs.act_type == "relu" and np.issubdtype(g.in_dtypes[0], np.integer):
+        return [g.op("Max", [g.inputs[0], g.scalar(0, g.in_dtypes[0])])]  # onnxruntime's Relu is float only
     return [g.op(_ACTIVATIONS[node.attrs.act_type], [g.inputs[0]])]
 
 
@@ -91,8 +93,9 @@ def _leaky_relu(g, node):
     kind = a.act_type
     if kind == "leaky":
         return [g.op("LeakyRelu", [x], alpha=float(a.slope))]
-    if kind == "rrelu":
-        return [g.op("LeakyRelu", [x], alpha=(float(a.lower_bound) + float(a.upper_bound)) / 2)]
+    if kind == "rrelu":  # inference: the mean slope; the mask output holds that slope
+        slope = (float(a.lower_bound) + float(a.upper_bound)) / 2
+        return [g.op("LeakyRelu", [x], alpha=slope), g.fill(g.op("Shape", [x]), slope, dt)]
     if kind == "elu":
         return [g.op("Elu", [x], alpha=float(a.slope))]
     if kind == "selu":
@@ -100,7 +103,7 @@ def _leaky_relu(g, node):
     if kind == "gelu":  # MXNet's erf form: x/2 * (1 + erf(x/sqrt(2)))
         e = g.op("Erf", [g.op("Div", [x, g.scalar(np.sqrt(2.0), dt)])])
         return [g.op("Mul", [g.op("Mul", [x, g.scalar(0.5, dt)]), g.op("Add", [e, g.scalar(1.0, dt)])])]
-    if kind == "prelu":
+    if kind == "prelu":  # gamma runs along axis 1 (axis 0 for 1-D data), one value broadcasts
         shape = g.in_shapes[0]
         gsize = int(np.prod(g.in_shapes[1]))
         view = [1] * len(shape)
@@ -185,13 +188,28 @@ def _softmax_axis(g, x: str, op_type: str, axis: int, temperature=None) -> str:
     return g.op(op_type, [x], axis=int(axis))
 
 
-@onnx_lowering("softmax", "log_softmax")
+def _length_mask(g, length: str, shape: tuple, axis: int) -> str:
+    """True where the position along `axis` is below `length` (shape: data's without axis)."""
+    view = [1] * len(shape)
+    view[axis] = shape[axis]
+    steps = g.const(np.arange(shape[axis], dtype=np.int64).reshape(view), hint="steps")
+    return g.op("Less", [steps, g.axes_op("Unsqueeze", g.cast(length, "int64"), [axis])])
+
+
+@onnx_lowering("softmax", "log_softmax", note="use_length masks as MXNet does")
 def _softmax(g, node):
     a = node.attrs
-    if a.get("use_length"):
-        raise g.fail("softmax with use_length=True (masked softmax)", "apply the mask before softmax")
     op_type = "LogSoftmax" if node.op.name == "log_softmax" else "Softmax"
-    y = _softmax_axis(g, g.inputs[0], op_type, a.axis, a.get("temperature"))
+    x = g.inputs[0]
+    mask = None
+    if a.get("use_length"):
+        shape = g.in_shapes[0]
+        axis = a.axis + len(shape) if a.axis < 0 else a.axis
+        mask = _length_mask(g, g.inputs[1], tuple(shape), axis)
+        x = g.op("Where", [mask, x, g.scalar(-np.inf, g.in_dtypes[0])])
+    y = _softmax_axis(g, x, op_type, a.axis, a.get("temperature"))
+    if mask is not None:
+        y = g.op("Where", [mask, y, g.scalar(0, g.in_dtypes[0])])
     if a.get("dtype") is not None and np.dtype(a.dtype) != g.in_dtypes[0]:
         y = g.cast(y, a.dtype)
     return [y]
@@ -204,6 +222,8 @@ def _softmax_output(g, node):
     multi = a.get("multi_output") or a.get("mode") == "channel"
     if multi:
         return [g.op("Softmax", [x], axis=1)]
+    if a.get("preserve_shape") or node.op.name == "SoftmaxActivation":  # instance mode: the last axis
+        return [g.op("Softmax", [x], axis=-1)]
     if node.op.name == "SoftmaxActivation" or len(shape) == 2:
         y = g.op("Softmax", [g.op("Flatten", [x], axis=1)], axis=1) if len(shape) > 2 else \
             g.op("Softmax", [x], axis=-1)
@@ -246,13 +266,13 @@ def _instance_norm(g, node):
 
 @onnx_lowering("GroupNorm")
 def _group_norm(g, node):
-    a, shape = node.attrs, g.in_shapes[0]
+    a = node.attrs
     if a.output_mean_var:
         raise g.fail("output_mean_var=True", "export without output_mean_var")
     grouped = g.reshape(g.inputs[0], [0, int(a.num_groups), -1])
     y = _normalize(g, grouped, [2], a.eps, g.in_dtypes[0])
-    y = g.op("Reshape", [y, g.op("Shape", [g.inputs[0]])])
-    return [_affine(g, y, g.inputs[1], g.inputs[2], 1, len(shape))]
+    y = _affine(g, y, g.inputs[1], g.inputs[2], 1, 3)  # MXNet 1.x: gamma/beta per group
+    return [g.op("Reshape", [y, g.op("Shape", [g.inputs[0]])])]
 
 
 @onnx_lowering("L2Normalization")
@@ -260,13 +280,17 @@ def _l2_normalization(g, node):
     a, ndim, dt = node.attrs, len(g.in_shapes[0]), g.in_dtypes[0]
     axes = {"instance": list(range(1, ndim)), "channel": [1], "spatial": list(range(2, ndim))}[a.mode]
     x = g.inputs[0]
-    ss = g.axes_op("ReduceSum", g.op("Mul", [x, x]), axes, keepdims=1)
+    sq = g.op("Mul", [x, x])
+    ss = g.axes_op("ReduceSum", sq, axes, keepdims=1) if axes else sq
     return [g.op("Div", [x, g.op("Sqrt", [g.op("Add", [ss, g.scalar(a.eps, dt)])])])]
 
 
 @onnx_lowering("LRN")
 def _lrn(g, node):
     a = node.attrs
+    if int(a.nsize) % 2 == 0 or len(g.in_shapes[0]) != 4:
+        raise g.fail(f"LRN nsize={a.nsize} on {len(g.in_shapes[0])}-D data: onnxruntime's LRN takes an odd "
+                     "window over 4-D data", "use an odd nsize on NCHW data")
     return [g.op("LRN", [g.inputs[0]], alpha=float(a.alpha), beta=float(a.beta), bias=float(a.knorm),
                  size=int(a.nsize))]
 

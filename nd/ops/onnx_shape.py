@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import onnx_lowering
+from .crop import _crop_window
 from . import (broadcast, indexing_ops, linalg, matrix, matrix_join, matrix_slice, ordering,  # noqa: F401
                reduce, sequence)
 
@@ -131,8 +132,8 @@ def _embedding(g, node):
 def _take(g, node):
     a, shape = node.attrs, g.in_shapes[0]
     axis = _axis(a.axis, len(shape))
-    if a.mode == "raise":
-        raise g.fail("mode='raise' checks indices at run time", "use mode='clip' or 'wrap'")
+    if a.mode == "raise":  # the runtime's Gather rejects out-of-range indices, as MXNet raises
+        return [g.op("Gather", [g.inputs[0], g.cast(g.inputs[1], "int64")], axis=axis)]
     return [g.op("Gather", [g.inputs[0], _index(g, g.inputs[1], shape[axis], a.mode)], axis=axis)]
 
 
@@ -144,7 +145,7 @@ def _pick(g, node):
     if len(g.in_shapes[1]) < len(shape):
         idx = g.axes_op("Unsqueeze", idx, [axis])
     y = g.op("GatherElements", [g.inputs[0], idx], axis=axis)
-    return [y if a.keepdims else g.axes_op("Squeeze", y, [axis])]
+    return [y if a.keepdims else g.reshape_out(y)]
 
 
 @onnx_lowering("gather_nd")
@@ -167,12 +168,16 @@ def _where(g, node):
 @onnx_lowering("one_hot")
 def _one_hot(g, node):
     a = node.attrs
-    values = g.const(np.asarray([a.off_value, a.on_value], dtype=np.dtype(a.dtype)), hint="onoff")
+    # onnxruntime's OneHot computes float32/int64/int32 values: cast to other dtypes after
+    dt = np.dtype(a.dtype)
+    calc = dt if dt in (np.dtype("float32"), np.dtype("int64")) else np.dtype("float32")
+    values = g.const(np.asarray([a.off_value, a.on_value], dtype=calc), hint="onoff")
     idx = g.cast(g.inputs[0], "int64")
     # MXNet gives an all-off row for an index outside [0, depth); ONNX wraps negatives
     depth = int(a.depth)
     idx = g.op("Where", [g.op("Less", [idx, g.const(np.int64(0))]), g.const(np.int64(depth)), idx])
-    return [g.op("OneHot", [idx, g.ints([depth], "depth"), values], axis=-1)]
+    y = g.op("OneHot", [idx, g.ints([depth], "depth"), values], axis=-1)
+    return [y if calc == dt else g.cast(y, dt)]
 
 
 @onnx_lowering("broadcast_to", "broadcast_axis", "broadcast_like")
@@ -203,7 +208,7 @@ def _repeat(g, node):
     x = g.axes_op("Unsqueeze", x, [axis + 1])
     reps = [1] * (len(shape) + 1)
     reps[axis + 1] = int(a.repeats)
-    return [g.op("Reshape", [g.op("Tile", [x, g.ints(reps, "reps")]), g.out_shape_tensor(0)])]
+    return [g.reshape_out(g.op("Tile", [x, g.ints(reps, "reps")]))]
 
 
 @onnx_lowering("reverse")
@@ -218,11 +223,10 @@ def _reverse(g, node):
 
 def _reduce_axes(a, ndim: int) -> list[int]:
     axis = a.axis
-    axes = list(range(ndim)) if axis is None or axis == () else \
-        [_axis(x, ndim) for x in (axis if isinstance(axis, tuple) else (axis,))]
-    if a.get("exclude"):
-        axes = [i for i in range(ndim) if i not in axes]
-    return axes
+    if axis is None or axis == ():  # every axis, with or without exclude (as MXNet)
+        return list(range(ndim))
+    axes = [_axis(x, ndim) for x in (axis if isinstance(axis, tuple) else (axis,))]
+    return [i for i in range(ndim) if i not in axes] if a.get("exclude") else axes
 
 
 _REDUCE = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "min": "ReduceMin",
@@ -232,7 +236,10 @@ _REDUCE = {"sum": "ReduceSum", "mean": "ReduceMean", "max": "ReduceMax", "min": 
 def _reducer(op_type: str):
     def lower(g, node):
         axes = _reduce_axes(node.attrs, len(g.in_shapes[0]))
-        return [g.axes_op(op_type, g.inputs[0], axes, keepdims=int(bool(node.attrs.keepdims)))]
+        if not axes:
+            return [g.op("Identity", [g.inputs[0]])]
+        y = g.axes_op(op_type, g.inputs[0], axes, keepdims=int(bool(node.attrs.keepdims)))
+        return [g.reshape_out(y) if g.out_shapes[0] == (1,) else y]  # MXNet's full reduction is (1,)
     return lower
 
 
@@ -248,6 +255,7 @@ def _norm(g, node):
         raise g.fail(f"norm ord={a.ord}")
     axes = _reduce_axes(a, len(g.in_shapes[0]))
     y = g.axes_op("ReduceL1" if a.ord == 1 else "ReduceL2", g.inputs[0], axes, keepdims=int(bool(a.keepdims)))
+    y = g.reshape_out(y) if g.out_shapes[0] == (1,) else y
     return [g.cast(y, a.out_dtype) if a.out_dtype is not None else y]
 
 
@@ -256,10 +264,10 @@ def _argmax(g, node):
     a, x = node.attrs, g.inputs[0]
     op_type = "ArgMax" if node.op.name == "argmax" else "ArgMin"
     if a.axis is None:
-        y = g.op(op_type, [g.reshape(x, [-1])], axis=0, keepdims=0)
-        y = g.op("Reshape", [y, g.ints(g.out_shapes[0])])
+        y = g.reshape_out(g.op(op_type, [g.reshape(x, [-1])], axis=0, keepdims=0))
     else:
         y = g.op(op_type, [x], axis=_axis(a.axis, len(g.in_shapes[0])), keepdims=int(bool(a.keepdims)))
+        y = g.reshape_out(y) if g.out_shapes[0] == (1,) and len(g.in_shapes[0]) == 1 else y
     return [g.cast(y, g.out_dtypes[0])]
 
 
@@ -342,7 +350,8 @@ def _sequence_last(g, node):
     lengths = _lengths(g, node)
     if lengths is None:
         return [g.axes_op("Squeeze", _slice(g, g.inputs[0], [-1], [_BIG], [axis]), [axis])]
-    last = g.op("Sub", [lengths, g.const(np.int64(1))])  # (N,)
+    last = g.op("Clip", [g.op("Sub", [lengths, g.const(np.int64(1))]), g.const(np.int64(0)),
+                         g.const(np.int64(shape[axis] - 1))])  # (N,), clipped as MXNet does
     idx = g.axes_op("Unsqueeze", last, [axis] + list(range(2, len(shape))))
     target = g.op("Shape", [g.inputs[0]])
     idx = g.op("Expand", [idx, g.op("ScatterElements", [target, g.ints([axis]), g.ints([1])], axis=0)])
@@ -354,18 +363,39 @@ def _sequence_last(g, node):
 
 @onnx_lowering("dot")
 def _dot(g, node):
+    """MXNet's dot: lhs as (rest, k) or, transposed, (k, rest)^T; rhs as (k, rest) or (rest, k)^T."""
     a = node.attrs
     lhs, rhs = g.inputs[:2]
     ls, rs = g.in_shapes[:2]
-    if a.transpose_a:
-        lhs, ls = g.op("Transpose", [lhs], perm=list(reversed(range(len(ls))))), tuple(reversed(ls))
-    if a.transpose_b:
-        rhs, rs = g.op("Transpose", [rhs], perm=list(reversed(range(len(rs))))), tuple(reversed(rs))
-    if len(ls) <= 2 and len(rs) <= 2 and len(ls) + len(rs) > 2:
-        return [g.op("MatMul", [lhs, rhs])]
-    k = ls[-1]
-    y = g.op("MatMul", [g.reshape(lhs, [-1, k]), g.reshape(rhs, [k, -1])])
-    return [g.op("Reshape", [y, g.out_shape_tensor(0)])]
+    if len(ls) == 2 and len(rs) == 2:
+        lm = g.op("Transpose", [lhs], perm=[1, 0]) if a.transpose_a else lhs
+        rm = g.op("Transpose", [rhs], perm=[1, 0]) if a.transpose_b else rhs
+        return [g.op("MatMul", [lm, rm])]
+    lm = g.reshape(lhs, [ls[0], -1] if a.transpose_a else [-1, ls[-1]])
+    rm = g.reshape(rhs, [-1, rs[-1]] if a.transpose_b else [rs[0], -1])
+    lm = g.op("Transpose", [lm], perm=[1, 0]) if a.transpose_a else lm
+    rm = g.op("Transpose", [rm], perm=[1, 0]) if a.transpose_b else rm
+    return [g.reshape_out(g.op("MatMul", [lm, rm]))]
+
+
+@onnx_lowering("_linalg_gemm2")
+def _linalg_gemm2(g, node):
+    a = node.attrs
+    nd_ = len(g.in_shapes[0])
+    if a.axis not in (-2, nd_ - 2):
+        raise g.fail(f"linalg_gemm2 axis={a.axis}", "transpose the matrices to the last two axes first")
+    swap = [*range(nd_ - 2), nd_ - 1, nd_ - 2]
+    lhs = g.op("Transpose", [g.inputs[0]], perm=swap) if a.transpose_a else g.inputs[0]
+    rhs = g.op("Transpose", [g.inputs[1]], perm=swap) if a.transpose_b else g.inputs[1]
+    y = g.op("MatMul", [lhs, rhs])
+    return [y if a.alpha == 1.0 else g.op("Mul", [y, g.scalar(a.alpha, g.in_dtypes[0])])]
+
+
+@onnx_lowering("Crop")
+def _crop(g, node):
+    top, left, h, w = _crop_window(node.attrs, tuple(g.in_shapes[0]),
+                                   tuple(g.in_shapes[1]) if len(g.inputs) > 1 else None)
+    return [_slice(g, g.inputs[0], [top, left], [top + h, left + w], [2, 3])]
 
 
 @onnx_lowering("batch_dot")

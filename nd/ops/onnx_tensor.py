@@ -77,7 +77,7 @@ for _name, (_op_type, _rev) in _SCALAR.items():
     onnx_lowering(_name)(_scalar(_op_type, _rev))
 
 
-_UNARY = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
+_UNARY = {"sigmoid": "Sigmoid", "tanh": "Tanh", "exp": "Exp", "log": "Log", "sqrt": "Sqrt",
           "abs": "Abs", "negative": "Neg", "floor": "Floor", "ceil": "Ceil", "sin": "Sin", "cos": "Cos",
           "tan": "Tan", "arcsin": "Asin", "arccos": "Acos", "arctan": "Atan", "sinh": "Sinh", "cosh": "Cosh",
           "arcsinh": "Asinh", "arccosh": "Acosh", "arctanh": "Atanh", "reciprocal": "Reciprocal",
@@ -93,6 +93,13 @@ def _unary(op_type: str):
 
 for _name, _op_type in _UNARY.items():
     onnx_lowering(_name)(_unary(_op_type))
+
+
+@onnx_lowering("relu")
+def _relu(g, node):
+    if np.issubdtype(g.in_dtypes[0], np.integer):  # onnxruntime's Relu is float only
+        return [g.op("Max", [g.inputs[0], g.scalar(0, g.in_dtypes[0])])]
+    return [g.op("Relu", [g.inputs[0]])]
 
 
 @onnx_lowering("square")
@@ -242,7 +249,8 @@ _MATH = {
     "log10": lambda g, x, dt, a: g.op("Div", [g.op("Log", [x]), g.scalar(np.log(10.0), dt)]),
     "degrees": lambda g, x, dt, a: g.op("Mul", [x, g.scalar(180.0 / np.pi, dt)]),
     "radians": lambda g, x, dt, a: g.op("Mul", [x, g.scalar(np.pi / 180.0, dt)]),
-    "rint": lambda g, x, dt, a: g.op("Round", [x]),
+    # mshadow's rint sends ties to the floor: ceil(x - 0.5)
+    "rint": lambda g, x, dt, a: g.op("Ceil", [g.op("Sub", [x, g.scalar(0.5, dt)])]),
     # MXNet rounds half away from zero; ONNX's Round is half to even
     "round": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Floor", [g.op("Add", [v, g.scalar(0.5, dt)])])),
     "trunc": lambda g, x, dt, a: _sign_abs(g, x, lambda v: g.op("Floor", [v])),
@@ -251,7 +259,8 @@ _MATH = {
     "rcbrt": lambda g, x, dt, a: g.op("Reciprocal", [_sign_abs(g, x, lambda v: g.op("Pow", [v, g.scalar(1 / 3, dt)]))]),
     "logical_not": lambda g, x, dt, a: g.cast(g.op("Not", [g.cast(x, "bool")]), dt),
     "hard_sigmoid": lambda g, x, dt, a: g.op("HardSigmoid", [x], alpha=float(a.alpha), beta=float(a.beta)),
-    "softmin": lambda g, x, dt, a: g.op("Softmax", [g.op("Neg", [x])], axis=int(a.axis)),
+    "softmin": lambda g, x, dt, a: g.op("Softmax", [g.op("Div", [x, g.scalar(-(a.temperature or 1.0), dt)])],
+                                        axis=int(a.axis)),
     "_contrib_div_sqrt_dim": lambda g, x, dt, a: g.op("Div", [x, g.op("Sqrt", [g.cast(
         g.op("Shape", [x], start=-1), dt)])]),
     "smooth_l1": lambda g, x, dt, a: _smooth_l1(g, x, dt, float(a.scalar)),
@@ -287,10 +296,15 @@ for _op_type, _names in {"And": ("_logical_and", "broadcast_logical_and"),
 
 
 def _mod_values(g, x, y, dt):
-    """numpy's mod (the sign of the divisor), which MXNet's mod follows."""
+    """numpy's mod (the sign of the divisor), which MXNet's mod follows, with x % 0 = 0."""
+    zero = g.scalar(0, dt)
+    is_zero = g.op("Equal", [y, zero])
+    safe = g.op("Where", [is_zero, g.scalar(1, dt), y])
     if np.issubdtype(dt, np.integer):
-        return g.op("Mod", [x, y], fmod=0)
-    return g.op("Sub", [x, g.op("Mul", [g.op("Floor", [g.op("Div", [x, y])]), y])])
+        r = g.op("Mod", [x, safe], fmod=0)
+    else:
+        r = g.op("Sub", [x, g.op("Mul", [g.op("Floor", [g.op("Div", [x, safe])]), safe])])
+    return g.op("Where", [is_zero, zero, r])
 
 
 @onnx_lowering("_mod", "broadcast_mod")

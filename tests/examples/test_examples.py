@@ -49,6 +49,10 @@ def test_quickstart_quick(tmp_path):
     accuracy = float(re.search(r"test accuracy: ([0-9.]+)", out).group(1))
     assert accuracy >= 0.95
     assert (tmp_path / "digits_cnn-symbol.json").is_file() and (tmp_path / "digits_cnn-0000.params").is_file()
+    if importlib.util.find_spec("onnx") and importlib.util.find_spec("onnxruntime"):
+        assert "same predicted classes: True" in out and (tmp_path / "digits_cnn.onnx").is_file()
+    else:
+        assert "ONNX step skipped" in out
 
 
 def test_symbol_tutorial_prints_what_mxnet_prints(tmp_path):
