@@ -133,3 +133,4 @@ def environment(*args: Any) -> Iterator[None]:
 
 
 from .test_data import get_cifar10, get_mnist, get_mnist_iterator, get_mnist_pkl, get_mnist_ubyte  # noqa: E402, F401
+__all__ += ["get_mnist", "get_mnist_pkl", "get_mnist_ubyte", "get_cifar10", "get_mnist_iterator"]  # noqa: PLE0605
