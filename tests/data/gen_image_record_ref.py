@@ -7,7 +7,7 @@
 (MXNet's Python lacks OpenCV here, so pack_img cannot run there; the record bytes are
 the same container either way); `expect` reads them with MXNet's ImageRecordIter
 (centre crop, mean/std/scale, round_batch both ways, a mean_img file it computes) and
-saves the batches to imgrec_expected.npz and its mean image to imgrec_mean.bin.
+shorter edge resized to 11 first, saves the batches to imgrec_expected.npz and its mean image to imgrec_mean.bin.
 """
 import os
 import sys
@@ -41,6 +41,8 @@ def batches(mx, rec, mean_file):
                                round_batch=False)
     for k, b in enumerate(it):
         res[f"m{k}"] = b.data[0].asnumpy()
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=7, resize=11)
+    res["resized"] = it.next().data[0].asnumpy()
     return res
 
 

@@ -40,6 +40,8 @@ def test_image_record_iter_matches_mxnet(tmp_path):
     for k, b in enumerate(batches):
         np.testing.assert_allclose(b.data[0].asnumpy(), want[f"m{k}"], atol=1e-4)
     assert batches[-1].pad == 1  # MXNet reports 0 for this zero-filled row; the row is padding
+    resized = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=7, resize=11).next()
+    np.testing.assert_array_equal(resized.data[0].asnumpy(), want["resized"])  # OpenCV-exact bilinear
     fresh = tmp_path / "computed.bin"
     mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=4, mean_img=str(fresh))
     np.testing.assert_allclose(mx.nd.load(str(fresh))["mean_img"].asnumpy(),
