@@ -48,6 +48,17 @@ def test_image_record_iter_matches_mxnet(tmp_path):
                                mx.nd.load(str(mean))["mean_img"].asnumpy(), atol=1e-3)
 
 
+def test_image_iter_over_rec_matches_mxnet():
+    want = np.load(REF / "imgrec_expected.npz")
+    it = mx.image.ImageIter(3, (3, 8, 9), path_imgrec=str(REF / "imgrec.rec"), path_imgidx=str(REF / "imgrec.idx"),
+                            mean=True, std=True, last_batch_handle="pad")
+    batches = list(it)
+    assert len(batches) == 3 and batches[-1].pad == 2
+    for k, b in enumerate(batches):
+        np.testing.assert_allclose(b.data[0].asnumpy(), want[f"imageiter{k}"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(b.label[0].asnumpy(), want[f"imageiter_label{k}"])
+
+
 def test_image_record_iter_refuses_affine_augmentation_clearly():
     with pytest.raises(NotImplementedError, match="max_rotate_angle.*ImageIter"):
         mx.io.ImageRecordIter(path_imgrec=str(REF / "imgrec.rec"), data_shape=(3, 8, 9), batch_size=2,
