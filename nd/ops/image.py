@@ -243,17 +243,18 @@ def resize_hwc(xp, img, out_h: int, out_w: int, interp: int):
     Float images match OpenCV to float rounding; 8-bit bilinear (the default) runs
     OpenCV's fixed-point arithmetic and matches it bit for bit; the other 8-bit modes are
     interpolated in float and rounded, so they may differ from OpenCV's by 1."""
-    if interp not in _INTERP:
-        if interp in (9, 10):
-            interp = 2 if interp == 9 else int(rng.generator(xp).integers(0, 5))
-        else:
-            raise AttrError(f"resize: unknown interpolation method {interp} (expected 0-4, 9 or 10)")
+    h, w = img.shape[-3], img.shape[-2]
+    if interp == 9:  # auto: cubic to enlarge, area to shrink, bilinear otherwise
+        interp = 2 if out_h > h and out_w > w else 3 if out_h < h and out_w < w else 1
+    elif interp == 10:
+        interp = int(rng.generator(xp).integers(0, 5))
+    elif interp not in _INTERP:
+        raise AttrError(f"resize: unknown interpolation method {interp} (expected 0-4, 9 or 10)")
     dtype = np.dtype(img.dtype)
     if dtype == np.float16:
         raise DTypeError("resize: opencv image mat doesn't support fp16")
     if dtype.kind in "ui" and dtype.itemsize > 2 and dtype != np.uint8:
         raise DTypeError(f"resize: opencv resize doesn't support {dtype}")
-    h, w = img.shape[-3], img.shape[-2]
     if interp == 1 and dtype == np.uint8:
         return _resize_linear_u8(xp, img, out_h, out_w)
     if interp == 3:
