@@ -28,14 +28,14 @@ __all__ = ["ImageRecordIter", "ImageRecordUInt8Iter", "ImageRecordInt8Iter"]
 
 _UNSUPPORTED = ("max_rotate_angle", "max_aspect_ratio", "max_shear_ratio", "max_random_scale", "min_random_scale",
                 "random_h", "random_s", "random_l", "rotate", "max_crop_size", "min_crop_size", "random_resized_crop",
-                "max_random_area", "min_random_area", "max_img_size", "min_img_size")
+                "max_random_area", "min_random_area", "max_img_size", "min_img_size", "pad",
+                "max_random_illumination", "max_random_contrast", "path_imglist")
 _NEUTRAL = {"max_random_scale": 1.0, "min_random_scale": 1.0, "rotate": -1, "max_crop_size": -1,
             "min_crop_size": -1, "random_resized_crop": False, "max_random_area": 1.0, "min_random_area": 1.0,
-            "max_img_size": 1e10, "min_img_size": 0.0}
+            "max_img_size": 1e10, "min_img_size": 0.0, "path_imglist": ""}
+# performance knobs and parameters with no effect on 3-channel output
 _IGNORED = ("preprocess_threads", "prefetch_buffer", "ctx", "verbose", "shuffle_chunk_size", "shuffle_chunk_seed",
-            "seed_aug", "device_id", "inter_method", "fill_value", "pad", "max_random_illumination",
-            "max_random_contrast", "mean_a", "std_a", "path_imglist", "num_parts", "part_index", "label_name",
-            "data_name")
+            "seed_aug", "device_id", "fill_value", "mean_a", "std_a")
 
 
 class ImageRecordIter(_BatchLoader):
@@ -53,14 +53,15 @@ class ImageRecordIter(_BatchLoader):
                  mean_img: str = "", mean_r: float = 0.0, mean_g: float = 0.0, mean_b: float = 0.0,
                  std_r: float = 1.0, std_g: float = 1.0, std_b: float = 1.0, scale: float = 1.0,
                  brightness: float = 0.0, contrast: float = 0.0, saturation: float = 0.0, pca_noise: float = 0.0,
-                 num_parts: int = 1, part_index: int = 0, data_name: str = "data",
+                 num_parts: int = 1, part_index: int = 0, inter_method: int = 1, data_name: str = "data",
                  label_name: str = "softmax_label", dtype: str | None = None, **kwargs: Any):
         for k in list(kwargs):
             if k in _UNSUPPORTED:
                 v = kwargs.pop(k)
                 if v not in (0, 0.0, None, _NEUTRAL.get(k, 0)):
                     raise NotImplementedError(
-                        f"ImageRecordIter({k}={v!r}): MXNet's affine/HSL augmentations are not supported by "
+                        f"ImageRecordIter({k}={v!r}): MXNet's affine/HSL augmentations, border padding and "
+                        f"labels from an image list are not supported by "
                         f"hybridgraph; use mx.image.ImageIter(path_imgrec=...) or gluon's ImageRecordDataset with "
                         f"mx.gluon.data.vision.transforms (RandomResizedCrop, RandomRotation, RandomHue)")
             elif k in _IGNORED:
@@ -85,7 +86,7 @@ class ImageRecordIter(_BatchLoader):
         self._shuffle = shuffle
         self._rng = np.random.default_rng(seed)
         self._order = np.arange(len(self._records))
-        self._aug = dict(resize=resize, rand_crop=rand_crop, rand_mirror=rand_mirror, mirror=mirror,
+        self._aug = dict(resize=resize, inter=inter_method, rand_crop=rand_crop, rand_mirror=rand_mirror, mirror=mirror,
                          brightness=brightness, contrast=contrast, saturation=saturation, pca_noise=pca_noise)
         self._mean = np.array([mean_r, mean_g, mean_b], np.float32)[:self._shape[0]].reshape(-1, 1, 1)
         self._std = np.array([std_r, std_g, std_b], np.float32)[:self._shape[0]].reshape(-1, 1, 1)
@@ -116,11 +117,11 @@ class ImageRecordIter(_BatchLoader):
         _, h, w = self._shape
         a = self._aug
         if a["resize"] > 0:
-            img = resized_array(img, short=a["resize"])
+            img = resized_array(img, short=a["resize"], interp=a["inter"])
         ih, iw = img.shape[:2]
         if ih < h or iw < w:  # cover the crop, keeping the aspect ratio
             f = max(h / ih, w / iw)
-            img = resized_array(img, size=(max(w, round(iw * f)), max(h, round(ih * f))))
+            img = resized_array(img, size=(max(w, round(iw * f)), max(h, round(ih * f))), interp=a["inter"])
             ih, iw = img.shape[:2]
         if random_pos:
             y, x = int(self._rng.integers(0, ih - h + 1)), int(self._rng.integers(0, iw - w + 1))

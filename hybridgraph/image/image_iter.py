@@ -3,6 +3,8 @@ file or a Python list, with MXNet's `last_batch_handle` ('pad', 'discard', 'roll
 from __future__ import annotations
 
 import random
+
+import numpy as np
 from numbers import Number
 from typing import Any
 
@@ -157,7 +159,8 @@ class ImageIter(DataIter):
                     continue
                 data = self.augmentation_transform(data)
                 batch_data[i] = self.postprocess_data(data)
-                batch_label[i] = label
+                batch_label[i] = np.asarray(label.asnumpy() if hasattr(label, "asnumpy") else label,
+                                            dtype=np.float32).reshape(batch_label.shape[1:])
                 i += 1
         except StopIteration:
             if not i:

@@ -164,6 +164,44 @@ def _linear(src_n: int, dst_n: int) -> np.ndarray:
     return m
 
 
+def _linear_fixed(src_n: int, dst_n: int, rows: bool = False) -> tuple:
+    """OpenCV's 8-bit INTER_LINEAR taps: (first index, second index, weights in 1/2048ths).
+
+    Columns outside the image take the edge pixel with weight 1; rows keep their
+    fractional weights and read the edge row twice (cv::resize treats the axes so)."""
+    scale = 1.0 / (dst_n / src_n)  # as OpenCV: the reciprocal of the inverse scale
+    i0 = np.zeros(dst_n, dtype=np.int64)
+    w1 = np.zeros(dst_n, dtype=np.float32)
+    for d in range(dst_n):
+        fx = np.float32((d + 0.5) * scale - 0.5)  # OpenCV computes the position in float
+        sx = int(np.floor(fx))
+        f = np.float32(fx - np.float32(sx))
+        if not rows and sx < 0:
+            sx, f = 0, np.float32(0.0)
+        if not rows and sx >= src_n - 1:
+            sx, f = src_n - 1, np.float32(0.0)
+        i0[d], w1[d] = sx, f
+    if rows:
+        return (np.clip(i0, 0, src_n - 1), np.clip(i0 + 1, 0, src_n - 1),
+                np.rint((np.float32(1.0) - w1) * np.float32(2048)).astype(np.int64),
+                np.rint(w1 * np.float32(2048)).astype(np.int64))
+    a1 = np.rint(w1 * np.float32(2048)).astype(np.int64)
+    a0 = np.rint((np.float32(1.0) - w1) * np.float32(2048)).astype(np.int64)
+    return i0, np.minimum(i0 + 1, src_n - 1), a0, a1
+
+
+def _resize_linear_u8(xp, img, out_h: int, out_w: int):
+    """cv::resize(INTER_LINEAR) on uint8 in OpenCV's fixed point (bit-exact with MXNet's results)."""
+    h, w = img.shape[-3], img.shape[-2]
+    c0, c1, ca0, ca1 = (xp.asarray(v) for v in _linear_fixed(w, out_w))
+    r0, r1, rb0, rb1 = (xp.asarray(v) for v in _linear_fixed(h, out_h, rows=True))
+    x = img.astype(np.int64)
+    horiz = x[..., c0, :] * ca0[:, None] + x[..., c1, :] * ca1[:, None]  # (..., h, ow, c), scaled by 2048
+    top, bot = horiz[..., r0, :, :], horiz[..., r1, :, :]
+    out = (((rb0[:, None, None] * (top >> 4)) >> 16) + ((rb1[:, None, None] * (bot >> 4)) >> 16) + 2) >> 2
+    return xp.clip(out, 0, 255).astype(np.uint8)
+
+
 def _area(src_n: int, dst_n: int, shrink: bool) -> np.ndarray:
     """INTER_AREA: box averaging when both axes shrink, else OpenCV's area-bilinear on both axes."""
     scale = src_n / dst_n
@@ -202,19 +240,23 @@ _INTERP = {0: _nearest, 1: _linear, 2: lambda s, d: _taps(s, d, 4, _cubic), 3: N
 def resize_hwc(xp, img, out_h: int, out_w: int, interp: int):
     """Resize an (H, W, C) or (N, H, W, C) image as cv::resize does; keeps the dtype.
 
-    Float images match OpenCV to float rounding; 8-bit ones may differ by 1 (OpenCV
-    interpolates them in fixed point)."""
-    if interp not in _INTERP:
-        if interp in (9, 10):
-            interp = 2 if interp == 9 else int(rng.generator(xp).integers(0, 5))
-        else:
-            raise AttrError(f"resize: unknown interpolation method {interp} (expected 0-4, 9 or 10)")
+    Float images match OpenCV to float rounding; 8-bit bilinear (the default) runs
+    OpenCV's fixed-point arithmetic and matches it bit for bit; the other 8-bit modes are
+    interpolated in float and rounded, so they may differ from OpenCV's by 1."""
+    h, w = img.shape[-3], img.shape[-2]
+    if interp == 9:  # auto: cubic to enlarge, area to shrink, bilinear otherwise
+        interp = 2 if out_h > h and out_w > w else 3 if out_h < h and out_w < w else 1
+    elif interp == 10:
+        interp = int(rng.generator(xp).integers(0, 5))
+    elif interp not in _INTERP:
+        raise AttrError(f"resize: unknown interpolation method {interp} (expected 0-4, 9 or 10)")
     dtype = np.dtype(img.dtype)
     if dtype == np.float16:
         raise DTypeError("resize: opencv image mat doesn't support fp16")
     if dtype.kind in "ui" and dtype.itemsize > 2 and dtype != np.uint8:
         raise DTypeError(f"resize: opencv resize doesn't support {dtype}")
-    h, w = img.shape[-3], img.shape[-2]
+    if interp == 1 and dtype == np.uint8:
+        return _resize_linear_u8(xp, img, out_h, out_w)
     if interp == 3:
         shrink = h >= out_h and w >= out_w
         mh, mw = (xp.asarray(_area(h, out_h, shrink)), xp.asarray(_area(w, out_w, shrink)))

@@ -4,10 +4,11 @@
     .mxvenv/bin/python tests/data/gen_image_record_ref.py expect   # real MXNet 1.9.1
 
 `write` packs 7 random PNG images of different heights with labels into imgrec.rec/.idx
-(MXNet's Python lacks OpenCV here, so pack_img cannot run there; the record bytes are
-the same container either way); `expect` reads them with MXNet's ImageRecordIter
-(centre crop, mean/std/scale, round_batch both ways, a mean_img file it computes) and
-saves the batches to imgrec_expected.npz and its mean image to imgrec_mean.bin.
+(MXNet's Python lacks OpenCV here, so pack_img cannot run there; the record bytes are the
+same container either way). `expect` reads them with MXNet's ImageRecordIter (centre crop,
+mean/std/scale, round_batch both ways, a mean_img file it computes, a resize=11 case) and
+with mx.image.ImageIter (ImageNet mean/std, pad), saving the batches to
+imgrec_expected.npz and the mean image to imgrec_mean.bin.
 """
 import os
 import sys
@@ -41,6 +42,13 @@ def batches(mx, rec, mean_file):
                                round_batch=False)
     for k, b in enumerate(it):
         res[f"m{k}"] = b.data[0].asnumpy()
+    it = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=7, resize=11)
+    res["resized"] = it.next().data[0].asnumpy()
+    it = mx.image.ImageIter(3, (3, 8, 9), path_imgrec=rec, path_imgidx=rec[:-4] + ".idx", mean=True, std=True,
+                            last_batch_handle="pad")
+    for k, b in enumerate(it):
+        res[f"imageiter{k}"] = b.data[0].asnumpy()
+        res[f"imageiter_label{k}"] = b.label[0].asnumpy()
     return res
 
 

@@ -40,10 +40,23 @@ def test_image_record_iter_matches_mxnet(tmp_path):
     for k, b in enumerate(batches):
         np.testing.assert_allclose(b.data[0].asnumpy(), want[f"m{k}"], atol=1e-4)
     assert batches[-1].pad == 1  # MXNet reports 0 for this zero-filled row; the row is padding
+    resized = mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=7, resize=11).next()
+    np.testing.assert_array_equal(resized.data[0].asnumpy(), want["resized"])  # OpenCV-exact bilinear
     fresh = tmp_path / "computed.bin"
     mx.io.ImageRecordIter(path_imgrec=rec, data_shape=(3, 8, 9), batch_size=4, mean_img=str(fresh))
     np.testing.assert_allclose(mx.nd.load(str(fresh))["mean_img"].asnumpy(),
                                mx.nd.load(str(mean))["mean_img"].asnumpy(), atol=1e-3)
+
+
+def test_image_iter_over_rec_matches_mxnet():
+    want = np.load(REF / "imgrec_expected.npz")
+    it = mx.image.ImageIter(3, (3, 8, 9), path_imgrec=str(REF / "imgrec.rec"), path_imgidx=str(REF / "imgrec.idx"),
+                            mean=True, std=True, last_batch_handle="pad")
+    batches = list(it)
+    assert len(batches) == 3 and batches[-1].pad == 2
+    for k, b in enumerate(batches):
+        np.testing.assert_allclose(b.data[0].asnumpy(), want[f"imageiter{k}"], rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(b.label[0].asnumpy(), want[f"imageiter_label{k}"])
 
 
 def test_image_record_iter_refuses_affine_augmentation_clearly():

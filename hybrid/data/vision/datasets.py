@@ -23,8 +23,8 @@ from hybridgraph.nd.errors import FormatError
 
 from ..dataset import Dataset, RecordFileDataset
 
-__all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset", "ImageFolderDataset",
-           "ImageListDataset"]
+# MXNet 1.9.1's list (ImageListDataset is an extra, importable by name)
+__all__ = ["MNIST", "FashionMNIST", "CIFAR10", "CIFAR100", "ImageRecordDataset", "ImageFolderDataset"]
 
 _REPO = "https://apache-mxnet.s3-accelerate.dualstack.amazonaws.com/gluon/dataset/"
 
