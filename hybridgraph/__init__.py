@@ -32,6 +32,7 @@ ALIASES = {
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
     "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
     "profiler": "hybridgraph.profiler", "rnn": "hybridgraph.rnn",
+    "monitor": "hybridgraph.monitor", "mon": "hybridgraph.monitor",
 }
 
 

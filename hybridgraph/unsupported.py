@@ -40,8 +40,6 @@ MISSING_MODULES: dict[str, str] = {
     "numpy_extension": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "image": "Pillow or numpy for image decoding and augmentation",
     "recordio": "your own reader of the .rec format, or plain image files with gluon.data",
-    "mon": "a Python callback reading Executor outputs (mx.monitor is not provided)",
-    "monitor": "a Python callback reading Executor outputs (mx.monitor is not provided)",
 }
 
 
