@@ -1,7 +1,8 @@
-"""`gluon.contrib.rnn`: convolutional RNN cells (more contrib cells may join here)."""
+"""`gluon.contrib.rnn`: convolutional RNN cells, VariationalDropoutCell, LSTMPCell, dynamic_unroll."""
 from __future__ import annotations
 
+from . import conv_rnn_cell, rnn_cell
 from .conv_rnn_cell import *  # noqa: F403
-from .conv_rnn_cell import __all__ as _conv_all
+from .rnn_cell import *  # noqa: F403
 
-__all__ = list(_conv_all)
+__all__ = conv_rnn_cell.__all__ + rnn_cell.__all__  # noqa: PLE0605
