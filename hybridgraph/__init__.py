@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 
@@ -32,6 +33,7 @@ ALIASES = {
     "image": "hybridgraph.image", "img": "hybridgraph.image", "recordio": "hybridgraph.recordio",
     "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
     "profiler": "hybridgraph.profiler", "rnn": "hybridgraph.rnn", "contrib": "hybridgraph.contrib",
+    "monitor": "hybridgraph.monitor", "mon": "hybridgraph.monitor",
 }
 
 
@@ -75,14 +77,19 @@ class _UnsupportedLoader(importlib.abc.Loader):
         raise AssertionError(self.fullname)
 
 
+def _really_there(name: str) -> bool:
+    """Whether hybridgraph ships a module `name` itself (it then wins over the unsupported list)."""
+    return importlib.machinery.PathFinder.find_spec(f"{__name__}.{name}", __path__) is not None
+
+
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """Makes `hybridgraph.init` import `hybridgraph.gluon.initializer`, and so on for every alias."""
 
     def find_spec(self, fullname, path, target=None):
         parts = fullname.split(".")
-        if len(parts) >= 2 and parts[0] == __name__ and parts[1] not in ALIASES:
-            if parts[1] in _unsupported.MISSING_MODULES:
-                return importlib.util.spec_from_loader(fullname, _UnsupportedLoader(fullname, parts[1]))
+        if (len(parts) >= 2 and parts[0] == __name__ and parts[1] not in ALIASES
+                and parts[1] in _unsupported.MISSING_MODULES and not _really_there(parts[1])):
+            return importlib.util.spec_from_loader(fullname, _UnsupportedLoader(fullname, parts[1]))
         real = _target(fullname)
         if real is None or importlib.util.find_spec(real) is None:
             return None
@@ -112,6 +119,10 @@ def __getattr__(name: str):
         globals()[name] = module
         return module
     if name in _unsupported.MISSING_MODULES:
+        if _really_there(name):
+            module = importlib.import_module(f"{__name__}.{name}")
+            globals()[name] = module
+            return module
         raise _unsupported.missing_attribute(__name__, name)
     raise AttributeError(f"module 'hybridgraph' has no attribute {name!r}")
 

@@ -2,7 +2,8 @@
 
 `mx.engine`, `import mxnet.rtc`, ... must not end in a bare AttributeError or
 ModuleNotFoundError: the user gets a NotImplementedError that names the MXNet
-feature and what to use instead. The error classes also derive from
+feature and what to use instead. A module hybridgraph ships itself (another
+part of the project may add one of these names) always wins over this list. The error classes also derive from
 AttributeError / ModuleNotFoundError so that `hasattr(mx, 'engine')` and
 `try: import ... except ImportError` keep working.
 """
@@ -31,6 +32,14 @@ MISSING_MODULES: dict[str, str] = {
     "symbol_doc": "help(mx.sym.<op>)",
     "log": "Python's logging module",
     "error": "mx.base.MXNetError (hybridgraph.nd.errors)",
+    "contrib": "the stable APIs (mx.nd.contrib / mx.sym.contrib operators, gluon.contrib); MXNet's contrib "
+               "package (amp, quantization, onnx, text, tensorboard) is not part of hybridgraph",
+    "np": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
+    "npx": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
+    "numpy": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
+    "numpy_extension": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
+    "image": "Pillow or numpy for image decoding and augmentation",
+    "recordio": "your own reader of the .rec format, or plain image files with gluon.data",
 }
 
 

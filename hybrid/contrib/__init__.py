@@ -1,6 +1,6 @@
 """`mx.gluon.contrib`: MXNet 1.9.1's contributed Gluon layers (see nn.py)."""
 from __future__ import annotations
 
-from . import estimator, nn  # noqa: F401
+from . import data, estimator, nn, rnn  # noqa: F401
 
-__all__ = ["nn", "estimator"]
+__all__ = ["nn", "rnn", "data", "estimator"]

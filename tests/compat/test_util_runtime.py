@@ -103,6 +103,11 @@ def test_missing_mxnet_modules_raise_not_implemented_naming_alternative():
         from hybridgraph import tvmop  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         mx.nonexistent  # noqa: B018
+    with pytest.raises(ModuleNotFoundError, match="mxnet.contrib"):
+        import hybridgraph.contrib.amp  # noqa: F401
+    # names hybridgraph ships itself are never shadowed by the list
+    assert not [n for n in ("util", "runtime", "operator", "profiler", "rnn")
+                if n in sys.modules["hybridgraph.unsupported"].MISSING_MODULES]
 
 
 def test_discard_stderr_silences_fd2(capfd):

@@ -1,5 +1,6 @@
 """gluon.contrib.nn layers and gluon.nn.SymbolBlock; PixelShuffle values as MXNet 1.9.1 gives them."""
 import numpy as np
+import pytest
 
 import hybridgraph as mx
 from hybridgraph.gluon.contrib import nn as cnn
@@ -58,3 +59,12 @@ def test_sparse_embedding_gradient_touches_looked_up_rows():
     assert (grad[:5] == 1).all() and (grad[5:] == 0).all()
     np.testing.assert_array_equal(y.asnumpy(), layer.weight.data().asnumpy()[[3, 4, 2, 0, 1]])
     assert repr(layer) == "SparseEmbedding(10 -> 4, float32)"
+
+
+def test_interval_sampler_orders_and_rollover():
+    from hybridgraph.gluon.contrib.data import IntervalSampler
+    assert list(IntervalSampler(13, 3)) == [0, 3, 6, 9, 12, 1, 4, 7, 10, 2, 5, 8, 11]
+    assert list(IntervalSampler(13, 3, rollover=False)) == [0, 3, 6, 9, 12]
+    assert len(IntervalSampler(13, 3, rollover=False)) == 13  # MXNet's len ignores rollover
+    with pytest.raises(AssertionError, match="Interval"):
+        IntervalSampler(2, 3)
