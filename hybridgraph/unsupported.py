@@ -32,14 +32,10 @@ MISSING_MODULES: dict[str, str] = {
     "symbol_doc": "help(mx.sym.<op>)",
     "log": "Python's logging module",
     "error": "mx.base.MXNetError (hybridgraph.nd.errors)",
-    "contrib": "the stable APIs (mx.nd.contrib / mx.sym.contrib operators, gluon.contrib); MXNet's contrib "
-               "package (amp, quantization, onnx, text, tensorboard) is not part of hybridgraph",
     "np": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "npx": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "numpy": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "numpy_extension": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
-    "image": "Pillow or numpy for image decoding and augmentation",
-    "recordio": "your own reader of the .rec format, or plain image files with gluon.data",
 }
 
 
