@@ -90,13 +90,13 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--quick", action="store_true", help="10 examples per test instead of 50 (for CI)")
     args = parser.parse_args(argv)
     examples = 10 if args.quick else 50
-    # how many examples each test draws: a hypothesis settings profile (a conftest.py would
-    # register and load one the same way for pytest runs)
-    settings.register_profile("example", max_examples=examples, deadline=None, derandomize=True)
-    settings.load_profile("example")
+    # how many examples each test draws, and no per-example deadline (a loaded machine is slow):
+    # settings applied to each @given test (a conftest.py would register and load a profile;
+    # here the tests were decorated before main ran, so they take the settings directly)
+    run_settings = settings(max_examples=examples, deadline=None, derandomize=True)
     passed = {}
     for test in TESTS:
-        test()                      # a @given function runs all its examples when called
+        run_settings(test)()        # a @given function runs all its examples when called
         passed[test.__name__] = True
         print(f"{test.__name__}: passed on {examples} hypothesis examples")
     return passed
