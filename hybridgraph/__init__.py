@@ -78,8 +78,11 @@ class _UnsupportedLoader(importlib.abc.Loader):
 
 
 def _really_there(name: str) -> bool:
-    """Whether hybridgraph ships a module `name` itself (it then wins over the unsupported list)."""
-    return importlib.machinery.PathFinder.find_spec(f"{__name__}.{name}", __path__) is not None
+    """Whether hybridgraph ships a module `name` (dotted below the package) itself; it then
+    wins over the unsupported list."""
+    parent, _, leaf = f"{__name__}.{name}".rpartition(".")
+    path = getattr(sys.modules.get(parent), "__path__", None)
+    return path is not None and importlib.machinery.PathFinder.find_spec(f"{parent}.{leaf}", path) is not None
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
@@ -87,9 +90,10 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 
     def find_spec(self, fullname, path, target=None):
         parts = fullname.split(".")
-        if (len(parts) >= 2 and parts[0] == __name__ and parts[1] not in ALIASES
-                and parts[1] in _unsupported.MISSING_MODULES and not _really_there(parts[1])):
-            return importlib.util.spec_from_loader(fullname, _UnsupportedLoader(fullname, parts[1]))
+        if len(parts) >= 2 and parts[0] == __name__:
+            missing = _unsupported.missing_prefix(parts[1:])
+            if missing is not None and missing not in ALIASES and not _really_there(missing):
+                return importlib.util.spec_from_loader(fullname, _UnsupportedLoader(fullname, missing))
         real = _target(fullname)
         if real is None or importlib.util.find_spec(real) is None:
             return None

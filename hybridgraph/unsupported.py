@@ -32,6 +32,12 @@ MISSING_MODULES: dict[str, str] = {
     "symbol_doc": "help(mx.sym.<op>)",
     "log": "Python's logging module",
     "error": "mx.base.MXNetError (hybridgraph.nd.errors)",
+    "contrib.amp": "float32 training (automatic mixed precision is not part of hybridgraph)",
+    "contrib.quantization": "float32 models (INT8 quantization is not part of hybridgraph)",
+    "contrib.text": "your own vocabulary and embedding loading",
+    "contrib.tensorboard": "a metrics callback writing with tensorboardX or torch.utils.tensorboard",
+    "contrib.svrg_optimization": "the standard optimizers (mx.optimizer)",
+    "contrib.onnx.onnx2mx": "mx.onnx.import_model",
     "np": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "npx": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
     "numpy": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
@@ -49,6 +55,16 @@ class UnsupportedAttribute(MXNetError, NotImplementedError, AttributeError):
 
 class UnsupportedModule(MXNetError, NotImplementedError, ModuleNotFoundError):
     """`import hybridgraph.<name>` for an MXNet module hybridgraph does not have."""
+
+
+def missing_prefix(parts: list[str]) -> str | None:
+    """The longest dotted prefix of `parts` (a module path below the package) that is listed
+    in MISSING_MODULES, or None."""
+    for n in range(len(parts), 0, -1):
+        name = ".".join(parts[:n])
+        if name in MISSING_MODULES:
+            return name
+    return None
 
 
 def missing_attribute(package: str, name: str) -> UnsupportedAttribute:
