@@ -163,7 +163,7 @@ def _validate(sym, args: list, aux: list) -> tuple[list, list]:
     nodes = graph.arguments() + graph.auxiliary_states()
     arrays = args + aux
     shapes = graph_shapes(graph, {graph.entry_id((n, 0)): tuple(a.shape) for n, a in zip(nodes, arrays)})
-    dtypes = graph_types(graph, {graph.entry_id((n, 0)): a.dtype for n, a in zip(nodes, arrays)})
+    dtypes = graph_types(graph, {graph.entry_id((n, 0)): np.dtype(a.dtype) for n, a in zip(nodes, arrays)})
     for n, a in zip(nodes, arrays):
         got = shapes[graph.entry_id((n, 0))]
         if got is not None and tuple(got) != tuple(a.shape):
@@ -515,7 +515,7 @@ def _shared(name: str, shape: tuple, dtype: Any, pool: dict | None) -> NDArray |
     if arr is None:
         return None
     if tuple(arr.shape) != tuple(shape) or arr.dtype != np.dtype(dtype):
-        raise MXNetError(f"shared array {name!r} has shape {tuple(arr.shape)} and dtype {arr.dtype}, "
+        raise MXNetError(f"shared array {name!r} has shape {tuple(arr.shape)} and dtype {np.dtype(arr.dtype).name}, "
                          f"expected {tuple(shape)} and {np.dtype(dtype)}")
     return arr
 

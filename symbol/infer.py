@@ -127,8 +127,10 @@ def _node_error(node: Node, ins: list, rule: Rule, exc: Exception, what: str) ->
         if expected is not None:
             slot = names[culprit] if culprit < len(names) else f"#{culprit}"
             detail = f"input {slot!r}: expected {_fmt(expected)}, got {_fmt(ins[culprit])}. "
-    return type_of_error(what)(f"Error in operator {node.name} ({node.op.name}): {detail}{exc}. "
-                               f"Inputs of the node: {_describe(node, ins)}")
+    # the rule's own error class (AttrError, DTypeError from a shape rule, ...) stays, as eagerly
+    cls = type(exc) if type(exc) is not MXNetError else type_of_error(what)
+    return cls(f"Error in operator {node.name} ({node.op.name}): {detail}{exc}. "
+               f"Inputs of the node: {_describe(node, ins)}")
 
 
 def type_of_error(what: str) -> type:
