@@ -124,3 +124,28 @@ def test_sparse_grad_with_dense_weight_updates_locally():
     trainer.step(1)
     assert trainer._update_on_kvstore is False
     assert x.data(mx.cpu(1)).asnumpy().tolist() == [-2, -2, -2]
+
+
+# weights after 3 updates with the row_sparse gradients of `_lazy_run`, from MXNet 1.9.1
+_LAZY_EXPECTED = {
+    ("sgd", (("momentum", 0.9), ("wd", 0.1))): [[0.48210, 0.96420], [2.87000, 3.86000], [4.61100, 6.31560], [7, 8]],
+    ("sgd", (("lazy_update", False), ("momentum", 0.9), ("wd", 0.1))):
+        [[0.37717, 0.75434], [2.64414, 3.58852], [4.43829, 6.23348], [6.61065, 7.55503]],
+    ("sgd", (("wd", 0.1),)): [[0.58110, 1.16220], [2.87000, 3.86000], [4.70100, 6.27960], [7, 8]],
+    ("adam", (("wd", 0.1),)): [[0.82053, 1.82055], [2.92559, 3.92559], [4.81710, 6.17250], [7, 8]],
+    ("rmsprop", (("wd", 0.1),)): [[0.36223, 1.35735], [2.31541, 3.30211], [4.26248, 6.34873], [6.27422, 7.27267]],
+}
+
+
+@pytest.mark.parametrize("name,kwargs", list(_LAZY_EXPECTED))
+def test_lazy_update_touches_only_the_gradient_rows(name, kwargs):
+    """SGD / Adam with lazy_update (their default) update only a row_sparse gradient's rows;
+    other optimizers (RMSProp) and lazy_update=False update every row, as MXNet."""
+    upd = mx.optimizer.get_updater(mx.optimizer.create(name, learning_rate=0.1, **dict(kwargs)))
+    w = mx.nd.array(np.arange(8, dtype=np.float32).reshape(4, 2) + 1)
+    for step in range(3):
+        g = np.array([[1, 2], [0, 0], [0.5, -1], [0, 0]], dtype=np.float32) * (step + 1)
+        if step == 1:
+            g = np.array([[0, 0], [1, 1], [0, 0], [0, 0]], dtype=np.float32)
+        upd(0, mx.nd.array(g).tostype("row_sparse"), w)
+    np.testing.assert_allclose(w.asnumpy(), _LAZY_EXPECTED[(name, kwargs)], rtol=1e-5, atol=1e-5)
