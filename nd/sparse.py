@@ -87,7 +87,8 @@ class BaseSparseNDArray(NDArray):
         return cast_storage(self, stype)
 
     def asscalar(self):
-        raise TypeError(f"asscalar() is not supported for {type(self).__name__}")
+        raise NotImplementedError(f"asscalar() is not supported for {type(self).__name__} (as in MXNet); "
+                                  "use tostype('default').asscalar()")
 
     def __getitem__(self, key: Any) -> NDArray:
         if isinstance(key, slice) and key == slice(None):
