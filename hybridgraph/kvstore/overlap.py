@@ -10,10 +10,12 @@ next push finishes those collectives and uses their results.
 
 Every worker starts the buckets in the same order (bucket i only after bucket
 i - 1; at push time the rest follow in order), so the sequence of collectives
-is the same everywhere whatever the timing. A gradient written again after its
-bucket was sent (a second backward before the step, or grad_req='add', whose
-buckets are never sent early) marks the bucket stale; the workers agree on the
-stale buckets with one small allreduce per push and reduce those again. A
+is the same everywhere whatever the timing. The last bucket (the first layers'
+gradients, final last anyway) always starts at push time and carries one flag
+per other bucket: a gradient written again after its bucket was sent (a second
+backward before the step; grad_req='add' buckets are never sent early) marks
+that bucket stale, and since the flags are summed with the last bucket, every
+worker knows the same stale buckets and reduces them again. A
 hybridized block's backward is one compiled step, so its gradients become final
 together at its end: the buckets then start together too (no overlap inside).
 """
@@ -77,7 +79,7 @@ class OverlapPlan:
         if leaf.grad_req != "write":
             return                       # accumulating: sent at push time, never early
         self.ready[key].add(id(leaf.grad))
-        while self.next < len(self.buckets) and all(
+        while self.next < len(self.buckets) - 1 and all(   # the last one starts at push time
                 len(self.ready[k]) == len(self.values[k]) for k in self.buckets[self.next]):
             self._start(self.next)
             self.next += 1
@@ -94,6 +96,8 @@ class OverlapPlan:
 
     def _start(self, bucket: int) -> None:
         flat = self._flat(bucket)
+        if bucket == len(self.buckets) - 1 and bucket:   # + the stale flags of the others
+            flat = np.concatenate([flat, self.stale[:bucket].astype(flat.dtype)])
         what = f"allreduce of keys {self.buckets[bucket][:4]}"
         self.inflight.append((bucket, self.comm.start_allreduce([flat], what), flat))
 
@@ -111,9 +115,10 @@ class OverlapPlan:
         for bucket, handle, flat in self.inflight:
             self.comm.finish(handle)
             flats[bucket] = flat
-        stale = self.stale.copy()
-        self.comm.allreduce_([stale], "agreement on gradients written after their allreduce started")
-        for bucket in np.flatnonzero(stale):
+        last = len(self.buckets) - 1
+        stale = flats[last][flats[last].size - last:] if last else np.zeros(0)
+        flats[last] = flats[last][:flats[last].size - last]
+        for bucket in np.flatnonzero(stale):   # the same on every worker: the flags were summed
             flats[bucket] = self._flat(bucket)
             self.comm.allreduce_([flats[bucket]], f"allreduce of keys {self.buckets[bucket][:4]} (again)")
         out = {}

@@ -102,7 +102,8 @@ def test_allreduce_overlapping_backward_gives_the_same_training(two_workers, kin
     for rank in (0, 1):
         got = _load(two_workers, kind, rank)
         started = got.pop("started_early")
-        assert len(started) == dist_worker.STEPS - 1 and (started == n_keys).all(), started
+        # all but the last bucket (the first layer's gradients, final last) start during backward
+        assert len(started) == dist_worker.STEPS - 1 and (started == n_keys - 1).all(), started
         for name in ref:
             np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {rank}")
 
