@@ -40,10 +40,12 @@ class Trainer:
     optimizer_params : dict
         Keyword arguments of the optimizer's constructor, e.g. ``{'learning_rate': 0.1}``.
         Must be empty when `optimizer` is an instance.
-    kvstore : str or None
-        How gradients of parameters on several contexts are combined: ``'device'``
-        or ``'local'`` sum them; None leaves each context on its own gradient.
-        Distributed kvstores are not supported. Ignored on a single context.
+    kvstore : str, KVStore or None
+        How gradients of parameters on several contexts (and workers) are combined:
+        ``'device'`` or ``'local'`` sum them over the contexts, ``'dist_sync'`` also over
+        the MPI workers (see hybridgraph/kvstore); None leaves each context on its own
+        gradient. A string type is ignored on a single context unless it is distributed
+        or some weight is row_sparse (which always lives in a kvstore, as in MXNet).
     compression_params : dict
         Gradient compression; only accepted when no reduction happens (one context).
     update_on_kvstore : bool, default None
