@@ -149,3 +149,26 @@ def test_lazy_update_touches_only_the_gradient_rows(name, kwargs):
             g = np.array([[0, 0], [1, 1], [0, 0], [0, 0]], dtype=np.float32)
         upd(0, mx.nd.array(g).tostype("row_sparse"), w)
     np.testing.assert_allclose(w.asnumpy(), _LAZY_EXPECTED[(name, kwargs)], rtol=1e-5, atol=1e-5)
+
+
+def test_save_parameters_of_a_sparse_weight(tmp_path):
+    """A row_sparse weight is saved with the values its Trainer's kvstore holds and loads back
+    as a row_sparse parameter."""
+    class Net(gluon.Block):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            with self.name_scope():
+                self.embed = self.params.get("embed", stype="row_sparse", shape=(4, 2), grad_stype="row_sparse")
+
+    net = Net()
+    net.initialize(mx.init.One())
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1.0})
+    w = net.embed.row_sparse_data(mx.nd.array([1]))
+    with mx.autograd.record():
+        (w * 3).backward()
+    trainer.step(1)
+    net.save_parameters(str(tmp_path / "net.params"))
+    fresh = Net()
+    fresh.load_parameters(str(tmp_path / "net.params"))
+    assert fresh.embed._data[0].stype == "row_sparse"
+    assert fresh.embed._data[0].asnumpy()[:, 0].tolist() == [-2, -2, -2, -2]
