@@ -144,10 +144,12 @@ class MPIComm:
             raise WorkerFailed(f"rank {self.rank}: {what} failed in MPI: {error[0]}") from error[0]
         self.comm_seconds += time.perf_counter() - start
 
-    def start_allreduce(self, buffers: list[np.ndarray], what: str) -> tuple:
-        """`allreduce_` started in the background; complete it with `finish`."""
+    def start_allreduce(self, buffers: list[np.ndarray]) -> list:
+        """Start an in-place allreduce of each buffer and return its requests (complete them with
+        `wait`). No thread waits meanwhile: MPI moves it on inside the MPI calls that follow
+        (the next bucket's start), so it takes no core from the computation going on."""
         MPI = self._mpi  # noqa: N806
-        return self.start([self.data.Iallreduce(MPI.IN_PLACE, b, op=MPI.SUM) for b in buffers], what)
+        return [self.data.Iallreduce(MPI.IN_PLACE, b, op=MPI.SUM) for b in buffers]
 
     def check_failures(self) -> None:
         """Raise `WorkerFailed` if another rank reported that it failed."""

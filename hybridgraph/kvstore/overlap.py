@@ -5,8 +5,10 @@ the keys into buckets (last keys first: the last layers' gradients are final
 first) and registers a gradient-ready hook with autograd
 (`nd.autograd.register_grad_ready_hook`). During the next backward pass, as soon
 as every gradient of the next bucket is final, that bucket is summed over the
-devices and its allreduce starts in the background while backward goes on. The
-next push finishes those collectives and uses their results.
+devices and its non-blocking allreduce starts while backward goes on (MPI moves it
+on inside the MPI calls that follow; no thread spins for it, so it takes no core
+from the backward pass). The next push completes those collectives and uses their
+results.
 
 Every worker starts the buckets in the same order (bucket i only after bucket
 i - 1; at push time the rest follow in order), so the sequence of collectives
@@ -59,7 +61,7 @@ class OverlapPlan:
     def _reset(self) -> None:
         self.ready: dict = {k: set() for k in self.values}
         self.next = 0                    # the next bucket to start
-        self.inflight: list = []         # (bucket, handle, flat buffer)
+        self.inflight: list = []         # (bucket, MPI requests, flat buffer)
         self.stale = np.zeros(len(self.buckets), dtype=np.int32)
 
     def close(self) -> None:
@@ -98,8 +100,7 @@ class OverlapPlan:
         flat = self._flat(bucket)
         if bucket == len(self.buckets) - 1 and bucket:   # + the stale flags of the others
             flat = np.concatenate([flat, self.stale[:bucket].astype(flat.dtype)])
-        what = f"allreduce of keys {self.buckets[bucket][:4]}"
-        self.inflight.append((bucket, self.comm.start_allreduce([flat], what), flat))
+        self.inflight.append((bucket, self.comm.start_allreduce([flat]), flat))
 
     # -- at push time ---------------------------------------------------------------------------------
     def matches(self, keys: list, values: list[list]) -> bool:
@@ -111,10 +112,9 @@ class OverlapPlan:
         while self.next < len(self.buckets):
             self._start(self.next)
             self.next += 1
-        flats = {}
-        for bucket, handle, flat in self.inflight:
-            self.comm.finish(handle)
-            flats[bucket] = flat
+        self.comm.wait([req for _, reqs, _ in self.inflight for req in reqs],
+                       f"allreduce of {len(self.inflight)} gradient buckets")
+        flats = {bucket: flat for bucket, _, flat in self.inflight}
         last = len(self.buckets) - 1
         stale = flats[last][flats[last].size - last:] if last else np.zeros(0)
         flats[last] = flats[last][:flats[last].size - last]
