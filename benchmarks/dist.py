@@ -3,15 +3,19 @@
 For each model (the MLP 784-256-256-10 and LeNet-5 on 28x28 inputs) and worker
 count, `python -m hybridgraph.launch -n N` runs this file as workers: each trains a
 hybridized net with a fixed batch per worker (weak scaling) for a number of steps
-after a warm-up, and reports its step time and the time spent in the kvstore's
-collectives (`kv.comm_seconds`: the allreduce itself plus waiting for the slowest
-worker, since communication starts after backward). The driver prints samples/s
+after a warm-up, and reports its step time and the time spent waiting for the
+kvstore's collectives (`kv.comm_seconds`: the allreduce not hidden behind the
+backward pass, plus waiting for the slowest worker). `--eager` trains the nets
+unhybridized, so that the allreduce of the last layers' gradients starts while
+backward still runs (a hybridized net's gradients are all final together, at the
+end of its one compiled backward step); `--no-overlap` starts every allreduce at
+`trainer.step` instead (HYBRIDGRAPH_KVSTORE_OVERLAP=0). The driver prints samples/s
 over all workers, the scaling efficiency ``samples/s(N) / (N * samples/s(1))``,
 the allreduce share of the step, and the time of the allreduce alone for the same
 gradient bytes. Every worker uses OPENBLAS_NUM_THREADS=1, so N workers need N cores
 for a fair figure; on a loaded or small machine the numbers are indicative only.
 
-    python benchmarks/dist.py [--quick] [--workers 1 2 4]
+    python benchmarks/dist.py [--quick] [--workers 1 2 4] [--eager] [--no-overlap]
 """
 from __future__ import annotations
 
@@ -43,7 +47,7 @@ def build(model: str):
     return net
 
 
-def worker(model: str, batch: int, steps: int, warmup: int) -> None:
+def worker(model: str, batch: int, steps: int, warmup: int, hybrid: bool = True) -> None:
     """One worker: train `steps` timed steps; rank 0 prints a JSON line of the averages."""
     import numpy as np
 
@@ -54,7 +58,8 @@ def worker(model: str, batch: int, steps: int, warmup: int) -> None:
     mx.random.seed(0)
     net = build(model)
     net.initialize(mx.init.Xavier())
-    net.hybridize(static_alloc=True, static_shape=True)
+    if hybrid:
+        net.hybridize(static_alloc=True, static_shape=True)
     trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 0.01, "momentum": 0.9}, kvstore=kv)
     loss_fn = gluon.loss.SoftmaxCrossEntropyLoss()
     rng = np.random.RandomState(kv.rank)
@@ -99,21 +104,25 @@ def main(argv: list[str] | None = None) -> list[dict]:
     parser.add_argument("--quick", action="store_true", help="few steps (a smoke run)")
     parser.add_argument("--workers", type=int, nargs="+", default=None)
     parser.add_argument("--batch", type=int, default=64, help="per worker")
-    parser.add_argument("--worker", nargs=4, metavar=("MODEL", "BATCH", "STEPS", "WARMUP"), help=argparse.SUPPRESS)
+    parser.add_argument("--eager", action="store_true", help="unhybridized nets (per-layer backward)")
+    parser.add_argument("--no-overlap", action="store_true", help="start allreduce at step, not during backward")
+    parser.add_argument("--worker", nargs=5, metavar=("MODEL", "BATCH", "STEPS", "WARMUP", "HYBRID"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        model, batch, steps, warmup = args.worker
-        worker(model, int(batch), int(steps), int(warmup))
+        model, batch, steps, warmup, hybrid = args.worker
+        worker(model, int(batch), int(steps), int(warmup), hybrid == "1")
         return []
     workers = args.workers or ([1, 2, 4] if (os.cpu_count() or 1) >= 4 else [1, 2])
     steps, warmup = (5, 2) if args.quick else (40, 5)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+               HYBRIDGRAPH_KVSTORE_OVERLAP="0" if args.no_overlap else "1")
     results = []
     for model in ("mlp", "lenet"):
         for n in workers:
             cmd = [sys.executable, "-m", "hybridgraph.launch", "-n", str(n), sys.executable, __file__,
-                   "--worker", model, str(args.batch), str(steps), str(warmup)]
+                   "--worker", model, str(args.batch), str(steps), str(warmup), "0" if args.eager else "1"]
             done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
             if done.returncode != 0:
                 raise SystemExit(f"{model} on {n} workers failed:\n{done.stderr[-3000:]}")

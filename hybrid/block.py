@@ -12,7 +12,6 @@ from collections import OrderedDict
 from typing import Any
 from collections.abc import Callable
 
-from hybridgraph import nd
 from hybridgraph.symbol.naming import NameManager, Prefix
 
 from .parameter import Parameter, ParameterDict, load_param_file, load_params_into
@@ -183,7 +182,7 @@ class Block:
         for key, p in params.items():
             if p._data is None:
                 raise RuntimeError(f"Parameter '{p.name}' has not been initialized; run a forward pass first")
-            arrays[key] = p.data(p.list_ctx()[0]).copyto(nd.cpu())
+            arrays[key] = p._reduce()   # a row_sparse one is pulled in full from its Trainer
         save(filename, arrays)
 
     def load_parameters(self, filename: str, ctx: Any = None, allow_missing: bool = False,

@@ -14,8 +14,9 @@ and optimizer_adaptive.py.
 
 Differences from MXNet, all deliberate:
 
-- No sparse storage, so `lazy_update` never changes anything, and MXNet's
-  aggregated multi-tensor kernels (`multi_sgd_update`, `multi_lamb_update`,
+- Sparse arrays are dense-backed (nd/sparse.py); SGD's and Adam's `lazy_update`
+  with a row_sparse gradient updates only its rows, as MXNet's sparse kernels do.
+  MXNet's aggregated multi-tensor kernels (`multi_sgd_update`, `multi_lamb_update`,
   `multi_lars`) are replaced by one per-tensor kernel call each (same formula).
 - AdaDelta does not scale the caller's gradient array in place.
 - DCASGD with momentum works (MXNet's `if mom:` raises for arrays of more than
@@ -70,6 +71,17 @@ class Updater:
         opt._set_current_context(weights[0].context.device_id)
         self._sync_states(indices, weights)
         states = self.states
+        if isinstance(opt, (SGD, Adam)) and opt.lazy_update and any(g.stype == "row_sparse" for g in grads):
+            dense = []
+            for i, w, g in zip(indices, weights, grads):
+                if g.stype == "row_sparse" and not (isinstance(opt, SGD) and opt.multi_precision
+                                                    and w.dtype == "float16"):   # mp_sgd: dense in MXNet
+                    _update_rows(opt, i, w, g, states[i])
+                else:
+                    dense.append((i, w, g))
+            if not dense:
+                return
+            indices, weights, grads = map(list, zip(*dense))
         step = opt.aggregate_num
         if not self.aggregate_updates or step <= 0:  # the optimizer may have been replaced by set_states
             for i, w, g in zip(indices, weights, grads):
@@ -139,6 +151,34 @@ def get_updater(optimizer: Optimizer) -> Updater:
 
 
 # -- reading states pickles (ours and MXNet 1.x's) ---------------------------------------------
+
+def _update_rows(opt: Optimizer, index: Any, weight: NDArray, grad: Any, state: Any) -> None:
+    """MXNet's lazy update of a row_sparse gradient (SGD, Adam): only the gradient's stored rows
+    of the weight and of its states change (no weight decay or momentum for the other rows)."""
+    from hybridgraph.nd.sparse import _row_indices  # noqa: PLC0415 - sparse is optional here
+    rows = _row_indices(grad)
+    if rows.size == weight.shape[0]:
+        opt.update_multi_precision(index, weight, grad, state)
+        return
+    sel = weight.context.xp.asarray(rows)
+
+    def gather(x: Any) -> Any:
+        if isinstance(x, NDArray) and x.shape == weight.shape:
+            return NDArray._wrap(x._data[sel], x.context)
+        return type(x)(map(gather, x)) if isinstance(x, (tuple, list)) else x
+
+    def scatter(full: Any, part: Any) -> None:
+        if isinstance(full, NDArray) and part is not full:
+            full._data[sel] = part._data
+        elif isinstance(full, (tuple, list)):
+            for f, p in zip(full, part):
+                scatter(f, p)
+
+    part_weight, part_state = gather(weight), gather(state)
+    opt.update_multi_precision(index, part_weight, NDArray._wrap(grad._data[sel], grad.context), part_state)
+    scatter(weight, part_weight)
+    scatter(state, part_state)
+
 
 class _MXNetArray:
     """Stand-in for `mxnet.ndarray.NDArray` while unpickling: keeps MXNet's raw bytes."""

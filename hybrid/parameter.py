@@ -53,8 +53,10 @@ class Parameter:
         self._grad_req = grad_req if differentiable else "null"
         if grad_req not in ("write", "add", "null"):
             raise ValueError(f"grad_req must be one of 'write', 'add', or 'null', but got {grad_req!r}")
-        if stype != "default" or grad_stype != "default":
-            raise MXNetError(f"Parameter {name}: sparse storage ({stype}/{grad_stype}) is not supported")
+        for what, st in (("stype", stype), ("grad_stype", grad_stype)):
+            if st not in ("default", "row_sparse", "csr"):
+                raise AssertionError(f"{what} for Parameter '{name}' must be one of 'default', 'row_sparse', "
+                                     f"or 'csr', but got '{st}'")
         self._stype, self._grad_stype = stype, grad_stype
         self._data: list | None = None
         self._grad: list | None = None
@@ -136,12 +138,14 @@ class Parameter:
         self._deferred_init = ()
         with autograd.pause():
             if data is None:
-                data = nd.zeros(self._shape, ctx=nd.cpu(), dtype=self.dtype)
+                data = nd.zeros(self._shape, ctx=nd.cpu(), dtype=self.dtype, stype=self._stype)
                 initializer.create(default_init)(
                     initializer.InitDesc(self.name, {"__init__": init or ""}), data)
             self._init_impl(data, ctx)
 
     def _init_impl(self, data: nd.NDArray, ctx_list: list[Context]) -> None:
+        if data.stype != self._stype:
+            data = data.tostype(self._stype)
         self._ctx_list = list(ctx_list)
         self._data = [data.copyto(c) if c != data.context else data.copy() for c in self._ctx_list]
         self._init_grad()
@@ -154,7 +158,7 @@ class Parameter:
             for d in self._data:
                 d._ag = None
             return
-        self._grad = [nd.zeros(d.shape, ctx=d.context, dtype=d.dtype) for d in self._data]
+        self._grad = [nd.zeros(d.shape, ctx=d.context, dtype=d.dtype, stype=self._grad_stype) for d in self._data]
         for d, g in zip(self._data, self._grad):
             autograd.mark_variables(d, g, self._grad_req)
 
@@ -187,15 +191,38 @@ class Parameter:
         tracing = _TRACING.get()
         if tracing is not None and id(self) in tracing:
             return tracing[id(self)]
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return a copy of Parameter '{self.name}' on ctx {ctx} via data() because its "
+                               f"storage type is {self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, ctx)
 
     def list_data(self) -> list:
+        if self._stype != "default":
+            raise RuntimeError(f"Cannot return copies of Parameter '{self.name}' on all contexts via list_data() "
+                               f"because its storage type is {self._stype}. Please use row_sparse_data() instead.")
         return self._check_and_get(self._data, list)
 
-    def _reduce(self) -> nd.NDArray:
-        """The value averaged over its contexts, on the CPU (MXNet's Parameter._reduce)."""
-        arrays = [a.copyto(nd.cpu()) for a in self.list_data()]
-        return arrays[0] if len(arrays) == 1 else nd.add_n(*arrays) / len(arrays)
+    def row_sparse_data(self, row_id: nd.NDArray) -> nd.NDArray:
+        """This row_sparse parameter's array on `row_id`'s context, holding only the rows
+        `row_id` (pulled from the Trainer's kvstore, as in MXNet)."""
+        return self._get_row_sparse("row_sparse_data", row_id.context, row_id)
+
+    def list_row_sparse_data(self, row_id: nd.NDArray) -> list:
+        """`row_sparse_data` on every context, in the order of creation."""
+        return self._get_row_sparse("list_row_sparse_data", list, row_id)
+
+    def _get_row_sparse(self, what: str, ctx: Any, row_id: Any) -> Any:
+        if self._stype != "row_sparse":
+            raise RuntimeError(f"Cannot return a copy of Parameter {self.name} via {what}() because its storage "
+                               f"type is {self._stype}. Please use data() instead.")
+        if not isinstance(row_id, nd.NDArray):
+            raise TypeError(f"row_id must have NDArray type, but {type(row_id)} is given")
+        if self._trainer is None:
+            raise RuntimeError(f"Cannot get row_sparse data for Parameter '{self.name}' when no Trainer is "
+                               "created with it.")
+        results = self._check_and_get(self._data, ctx)
+        self._trainer._row_sparse_pull(self, results, row_id)
+        return results
 
     def grad(self, ctx: Context | None = None) -> nd.NDArray:
         if self._data is not None and self._grad is None:
@@ -237,8 +264,24 @@ class Parameter:
         for arr in self._data:
             arr[:] = data
 
+    def _reduce(self) -> nd.NDArray:
+        """The value to save, on cpu: the average over its contexts; a row_sparse parameter's full
+        value is pulled from its Trainer's kvstore (which holds the updated rows), as in MXNet."""
+        if self._stype == "default" or self._trainer is None:
+            arrays = [a.copyto(nd.cpu()) for a in self._check_and_get(self._data, list)]
+            return arrays[0] if len(arrays) == 1 else nd.add_n(*arrays) / len(arrays)  # averaged over contexts
+        data = nd.zeros(self.shape, stype=self._stype, ctx=nd.cpu(), dtype=self.dtype)
+        self._trainer._row_sparse_pull(self, data, nd.arange(0, self.shape[0], ctx=nd.cpu(), dtype="int64"),
+                                       full_idx=True)
+        return data
+
     def _set_trainer(self, trainer: Any) -> None:
-        """Remember the Trainer so that `set_data` / `load` can drop its kvstore's copy."""
+        """Remember the Trainer so that `set_data` / `load` can drop its kvstore's copy (a sparse
+        parameter lives in one Trainer's kvstore, so a second Trainer is refused, as in MXNet)."""
+        if self._stype != "default" and self._trainer is not None and trainer is not None \
+                and self._trainer is not trainer:
+            raise RuntimeError(f"Failed to set the trainer for Parameter '{self.name}' because it was already set. "
+                               f"More than one trainers for a {self._stype} Parameter is not supported.")
         self._trainer = trainer
 
     def reset_ctx(self, ctx: Any) -> None:

@@ -40,10 +40,12 @@ class Trainer:
     optimizer_params : dict
         Keyword arguments of the optimizer's constructor, e.g. ``{'learning_rate': 0.1}``.
         Must be empty when `optimizer` is an instance.
-    kvstore : str or None
-        How gradients of parameters on several contexts are combined: ``'device'``
-        or ``'local'`` sum them; None leaves each context on its own gradient.
-        Distributed kvstores are not supported. Ignored on a single context.
+    kvstore : str, KVStore or None
+        How gradients of parameters on several contexts (and workers) are combined:
+        ``'device'`` or ``'local'`` sum them over the contexts, ``'dist_sync'`` also over
+        the MPI workers (see hybridgraph/kvstore); None leaves each context on its own
+        gradient. A string type is ignored on a single context unless it is distributed
+        or some weight is row_sparse (which always lives in a kvstore, as in MXNet).
     compression_params : dict
         Gradient compression; only accepted when no reduction happens (one context).
     update_on_kvstore : bool, default None
@@ -82,6 +84,8 @@ class Trainer:
         self._params_to_init: list[Parameter] = list(self._params)
         for param in self._params:
             param._set_trainer(self)
+        self._contains_sparse_weight = any(p._stype != "default" for p in self._params)
+        self._contains_sparse_grad = any(p._grad_stype != "default" for p in self._params)
 
     def _check_contexts(self) -> list:
         contexts = None
@@ -118,11 +122,25 @@ class Trainer:
         self._params_to_init = list(self._params)
 
     def _init_kvstore(self) -> None:
-        """Create the kvstore and decide `update_on_kvstore` (MXNet 1.9.1's rules for dense weights)."""
+        """Create the kvstore and decide `update_on_kvstore` (MXNet 1.9.1's rules: sparse weights
+        always update on a kvstore; sparse gradients update locally unless distributed)."""
         config = self._kvstore_params
-        kvstore, update_on_kvstore = kvs.create_for_trainer(config["kvstore"], len(self._contexts), self._params)
+        if self._contains_sparse_weight:
+            kvstore, update_on_kvstore = kvs.create_for_sparse_weights(config["kvstore"])
+            if config["update_on_kvstore"] is False:
+                raise ValueError("Cannot set update_on_kvstore=False when sparse weights are present.")
+        else:
+            kvstore, update_on_kvstore = kvs.create_for_trainer(config["kvstore"], len(self._contexts),
+                                                                self._params)
         self._distributed = kvstore is not None and "dist" in kvstore.type
-        if config["update_on_kvstore"] is not None:
+        if self._contains_sparse_grad and not self._contains_sparse_weight:
+            update_on_kvstore = self._distributed
+            if config["update_on_kvstore"] is False and self._distributed:
+                raise ValueError("Cannot set update_on_kvstore=False on dist kvstore when sparse gradients "
+                                 "are present.")
+            if kvstore is not None and not isinstance(kvstore, kvs.KVStore):
+                raise ValueError(f"Cannot use {type(kvstore)} for multi-device training with sparse gradients")
+        if config["update_on_kvstore"] is not None and not self._contains_sparse_weight:
             update_on_kvstore = config["update_on_kvstore"]
         if kvstore is not None and update_on_kvstore and not kvstore.is_capable(kvs.KVStoreBase.OPTIMIZER):
             if config["update_on_kvstore"]:
@@ -133,7 +151,7 @@ class Trainer:
                 kvstore.set_gradient_compression(self._compression_params)
             if update_on_kvstore:
                 kvstore.set_optimizer(self._optimizer)
-            self._kvstore, self._update_on_kvstore = kvstore, update_on_kvstore
+            self._kvstore, self._update_on_kvstore = kvstore, bool(update_on_kvstore)
         else:
             self._kvstore, self._update_on_kvstore = None, None
         self._kv_initialized = True
@@ -144,14 +162,29 @@ class Trainer:
         pending = [p for p in self._params_to_init if p._deferred_init and p._data is None]
         ready = [p for p in self._params_to_init if not (p._deferred_init and p._data is None)]
         if self._kvstore is not None and ready:
+            for p in ready:   # a sparse weight lives in the store; its contexts pull the rows they use
+                if p._stype != "default":
+                    self._kvstore.init(self._param2idx[p.name], p._check_and_get(p._data, list)[0])
+            ready = [p for p in ready if p._stype == "default"]
             arrays = [p._check_and_get(p._data, list) for p in ready]
             keys = [self._param2idx[p.name] for p in ready]
-            if isinstance(self._kvstore, kvs.KVStore):
+            if isinstance(self._kvstore, kvs.KVStore) and ready:
                 self._kvstore.broadcast(keys, [a[0] for a in arrays], arrays)
             else:
                 for key, arrs in zip(keys, arrays):
                     self._kvstore.broadcast(key, arrs[0], arrs)
         self._params_to_init = pending
+
+    def _row_sparse_pull(self, parameter: Parameter, out: Any, row_id: Any, full_idx: bool = False) -> None:
+        """Pull the rows `row_id` of a row_sparse parameter from the kvstore into `out` (all rows
+        by `pull` when `full_idx` on a non-distributed store)."""
+        self._prepare()
+        idx = self._param2idx[parameter.name]
+        if full_idx and "dist" not in self._kvstore.type:
+            assert row_id.size == out.shape[0]
+            self._kvstore.pull(idx, out=out, priority=-idx, ignore_sparse=False)
+        else:
+            self._kvstore.row_sparse_pull(idx, out=out, row_ids=row_id, priority=-idx)
 
     def _prepare(self) -> None:
         if not self._kv_initialized:
@@ -219,10 +252,18 @@ class Trainer:
             return
         keys, grads, outs = [], [], []
         for i, param in enumerate(self._params):
-            if param.grad_req != "null":
-                keys.append(i)
-                grads.append(param.list_grad())
-                outs.append(param.list_data() if self._update_on_kvstore else None)
+            if param.grad_req == "null":
+                continue
+            if param._grad_stype != "default":   # MXNet: push, then pull dense weights or gradients
+                grad_list = param.list_grad()
+                kv.push(i, grad_list, priority=-i)
+                if param._stype == "default":
+                    pull_list = param.list_data() if self._update_on_kvstore else grad_list
+                    kv.pull(i, pull_list, priority=-i, ignore_sparse=self._distributed)
+                continue
+            keys.append(i)
+            grads.append(param.list_grad())
+            outs.append(param.list_data() if self._update_on_kvstore else None)
         if not keys:
             return
         if isinstance(kv, kvs.KVStore):

@@ -44,16 +44,32 @@ def rand_ndarray(shape: Sequence[int], stype: str = "default", density: float | 
                  dtype: Any = None, modifier_func: Callable | None = None,
                  shuffle_csr_indices: bool = False, distribution: str | None = None,
                  ctx: _backend.Context | None = None) -> NDArray:
-    """A standard-normal NDArray of `shape` (float32 unless `dtype`).
-
-    Only dense storage exists in hybridgraph: `stype` other than 'default'
-    raises NotImplementedError.
-    """
-    if stype != "default":
-        raise NotImplementedError(f"rand_ndarray: storage type {stype!r} is not supported; "
-                                  "hybridgraph arrays are dense")
+    """A random NDArray of `shape`: standard-normal values for ``stype='default'``; for
+    ``'row_sparse'`` / ``'csr'`` a sparse array (nd/sparse.py) whose rows (row_sparse) or
+    entries (csr) are kept with probability `density` (random when None) and hold uniform
+    [0, 1) values, as MXNet's uniform distribution. `modifier_func` maps each stored value."""
     ctx = ctx if ctx else default_context()
-    return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    if stype == "default":
+        return nd.array(random_arrays(shape), dtype=dtype, ctx=ctx)
+    if stype not in ("row_sparse", "csr"):
+        raise ValueError(f"rand_ndarray: unknown storage type {stype!r}")
+    if distribution not in (None, "uniform"):
+        raise NotImplementedError(f"rand_ndarray: distribution {distribution!r} is not supported; "
+                                  "use 'uniform'")
+    if stype == "csr" and len(shape) != 2:
+        raise ValueError(f"rand_ndarray: csr needs a 2-D shape, got {tuple(shape)}")
+    density = rnd.rand() if density is None else density
+    dtype = default_dtype() if dtype is None else dtype
+    mask_shape = (shape[0],) + (1,) * (len(shape) - 1) if stype == "row_sparse" else tuple(shape)
+    kept = rnd.rand(*mask_shape) < density
+    values = rnd.rand(*shape).astype(dtype)
+    if modifier_func is not None:
+        values = np.vectorize(modifier_func)(values).astype(dtype)
+    dense = np.where(kept, values, 0).astype(dtype)
+    if stype == "row_sparse":
+        return nd.sparse.row_sparse_array((dense[kept.reshape(-1)], np.flatnonzero(kept)), shape=tuple(shape),
+                                          ctx=ctx, dtype=dtype)
+    return nd.sparse.csr_matrix(dense, ctx=ctx, dtype=dtype)
 
 
 def rand_shape_2d(dim0: int = 10, dim1: int = 10, allow_zero_size: bool = False) -> tuple[int, int]:

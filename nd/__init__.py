@@ -28,7 +28,7 @@ _install_sub_namespaces(__name__, globals(), make_nd_function)
 __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_numpy",
            "autograd", "MXNetError", "save", "load", "load_frombuffer", "save_tobuffer", "random",
-           "waitall"]
+           "waitall", "sparse"]
 
 
 def waitall() -> None:
@@ -36,6 +36,7 @@ def waitall() -> None:
     if _backend.gpus_in_use() and num_gpus():  # no GPU context used: nothing can be pending
         _backend._import_cupy().cuda.runtime.deviceSynchronize()
 
+from . import sparse  # noqa: E402 - mx.nd.sparse (dense-backed row_sparse / csr arrays)
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop
 

@@ -30,6 +30,21 @@ _STATE: contextvars.ContextVar[tuple[bool, bool]] = contextvars.ContextVar(
     "hybridgraph_autograd", default=(False, False))
 
 
+# gradient-ready hooks: fn(leaf) called during backward() once a variable's gradient is final
+# and written to its buffer (register_grad_ready_hook); empty = the backward pass is unchanged
+_GRAD_READY: list = []
+
+
+def register_grad_ready_hook(fn: Callable) -> Callable[[], None]:
+    """Call ``fn(leaf)`` during every `backward()` as soon as a variable's gradient is final
+    (no node still to run feeds it) and stored in ``leaf.grad``, before the rest of the pass
+    runs: a distributed kvstore starts reducing those gradients while backward goes on. A
+    hybridized block's backward is one tape node, so its gradients all become ready together.
+    Returns a function that removes the hook."""
+    _GRAD_READY.append(fn)
+    return lambda: _GRAD_READY.remove(fn) if fn in _GRAD_READY else None
+
+
 class _Scope:
     """Context manager that sets recording/training and restores them on exit."""
 
@@ -277,7 +292,7 @@ class _Pass:
     even without a gradient, so loss nodes (which ignore their head gradient) still run.
     """
 
-    __slots__ = ("heap", "pending", "leaves", "F", "cut")
+    __slots__ = ("heap", "pending", "leaves", "F", "cut", "on_final")
 
     def __init__(self):
         self.heap: list = []
@@ -285,6 +300,7 @@ class _Pass:
         self.leaves: dict = {}       # Leaf -> summed gradient (an NDArray)
         self.F = _late().F
         self.cut = False             # whether a graph freed by an earlier backward was reached
+        self.on_final = None         # fn(leaf, grad) once a variable's gradient is final (hooks)
 
     def add(self, entry, g) -> None:
         """Add one gradient contribution for a tape output `(node, i)` or a variable. A node
@@ -309,7 +325,10 @@ class _Pass:
         """Apply each reached tape node's gradient function, consumers before producers."""
         heap, pending, add = self.heap, self.pending, self.add
         wrap = _late().NDArray._wrap
+        last_use = self._last_uses() if self.on_final is not None else None
         while heap:
+            if last_use is not None:
+                self._finalize(last_use, -heap[0][0])
             node = heappop(heap)[1]
             ograds = pending.pop(node)
             if not node.loss and all(map(_IS_NONE, ograds)):
@@ -339,13 +358,44 @@ class _Pass:
                 add(parent, g)
             if not retain_graph:
                 node.freed = True
+        if last_use is not None:
+            self._finalize(last_use, -1)
+
+    def _last_uses(self) -> list:
+        """``[(seq, id, leaf)]``, lowest first: per variable, the lowest `seq` among the nodes
+        reachable from the heads that feed it (the last of them to run); only computed when
+        gradient-ready hooks are registered."""
+        last: dict = {}
+        seen = set()
+        stack = [n for _, n in self.heap]
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            for parent in node.parents:
+                if type(parent) is tuple:
+                    stack.append(parent[0])
+                elif parent is not None and node.seq < last.get(parent, node.seq + 1):
+                    last[parent] = node.seq
+        return sorted((seq, id(leaf), leaf) for leaf, seq in last.items())  # popped from the end
+
+    def _finalize(self, last_use: list, next_seq: int) -> None:
+        """Hand every variable whose last feeding node has run (seq above `next_seq`) to on_final."""
+        while last_use and last_use[-1][0] > next_seq:
+            leaf = last_use.pop()[2]
+            g = self.leaves.get(leaf)
+            if g is not None:
+                self.on_final(leaf, g)
 
 
-def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool) -> dict:
+def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, train: bool,
+                  on_final: Callable | None = None) -> dict:
     """Propagate head gradients; returns {Leaf: gradient NDArray}."""
     if head_grads is None:
         head_grads = [None] * len(heads)
     bwd = _Pass()
+    bwd.on_final = on_final
     for h, hg in zip(heads, head_grads):
         entry = h._ag
         if entry is None or (type(entry) is tuple and entry[0].freed):
@@ -372,10 +422,14 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
     """Compute gradients of heads and store them into the variables' `.grad`."""
     heads, head_grads = _as_list(heads), _as_list(head_grads)
     token = _CLAIMED.set(set())
+    written: set | None = set() if _GRAD_READY else None
     try:
-        leaves = _run_backward(heads, head_grads, retain_graph, False, train_mode)
+        leaves = _run_backward(heads, head_grads, retain_graph, False, train_mode,
+                               None if written is None else _ready_writer(written))
     finally:
         _CLAIMED.reset(token)
+    if written:
+        leaves = {leaf: g for leaf, g in leaves.items() if leaf not in written}
     for leaf, g in leaves.items():
         dst = leaf.grad
         if dst is None:
@@ -387,6 +441,25 @@ def backward(heads, head_grads=None, retain_graph: bool = False, train_mode: boo
             dst._data += g._data
         else:
             dst._data[...] = g._data
+
+
+def _ready_writer(written: set) -> Callable:
+    """The `_Pass.on_final` of a backward() with gradient-ready hooks: store (as backward()
+    does at its end for the others), then notify."""
+    def on_final(leaf, g) -> None:
+        dst = leaf.grad
+        if dst is not None:
+            leaf.fresh = True
+            if g is not dst:
+                if leaf.grad_req == "add":
+                    dst._data += g._data
+                else:
+                    dst._data[...] = g._data
+        written.add(leaf)
+        if leaf.grad is not None:
+            for fn in list(_GRAD_READY):
+                fn(leaf)
+    return on_final
 
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,

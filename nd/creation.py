@@ -35,7 +35,11 @@ def _shape(shape) -> tuple:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
-def zeros(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
+def zeros(shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs) -> NDArray:
+    """Zeros; `stype` 'row_sparse' / 'csr' gives a sparse array (nd/sparse.py)."""
+    if stype is not None and stype != "default":
+        from .sparse import zeros as sparse_zeros  # noqa: PLC0415 - sparse imports this module
+        return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
     return _creation("_zeros", ctx, dtype, shape=_shape(shape))
 
 
@@ -51,7 +55,9 @@ def full(shape, val, ctx: Context | None = None, dtype: Any = None, out: NDArray
     return res
 
 
-def empty(shape, ctx: Context | None = None, dtype: Any = None) -> NDArray:
+def empty(shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> NDArray:
+    if stype is not None and stype != "default":
+        return zeros(shape, ctx=ctx, dtype=dtype, stype=stype)
     return _creation("_empty", ctx, dtype, shape=_shape(shape))
 
 

@@ -21,6 +21,9 @@ from .registry import get_op
 from .writes import note_write
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
+#: MXNet's storage type ids (nd/sparse.py holds the sparse ones)
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+_STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
 class NDArray:
@@ -166,9 +169,9 @@ class NDArray:
     wait_to_write = wait_to_read
 
     def tostype(self, stype: str) -> "NDArray":
-        if stype != "default":
-            raise MXNetError(f"sparse storage type {stype!r} is not supported; arrays are dense")
-        return self
+        """This array with storage type `stype` ('default', 'row_sparse', 'csr'; see nd/sparse.py)."""
+        from .sparse import cast_storage  # noqa: PLC0415 - sparse subclasses NDArray
+        return cast_storage(self, stype)
 
     # -- autograd --------------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:

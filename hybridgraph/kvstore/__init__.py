@@ -4,10 +4,11 @@
 or an MPI-backed one (`DistKVStore`: ``dist_sync``, ``dist_device_sync``,
 ``horovod``); see README "Distributed training".
 """
-from .base import KVStoreBase, TestStore, create, create_for_trainer
+from .base import KVStoreBase, TestStore, create, create_for_sparse_weights, create_for_trainer
 from .local import KVStore
 
-__all__ = ["KVStore", "KVStoreBase", "TestStore", "create", "create_for_trainer", "DistKVStore"]
+__all__ = ["KVStore", "KVStoreBase", "TestStore", "create", "create_for_trainer", "create_for_sparse_weights",
+           "DistKVStore"]
 
 
 def __getattr__(name: str):

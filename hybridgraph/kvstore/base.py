@@ -16,7 +16,7 @@ from typing import Any
 from hybridgraph.nd import NDArray
 from hybridgraph.nd.errors import MXNetError
 
-__all__ = ["KVStoreBase", "TestStore", "create", "create_for_trainer", "normalize_keys"]
+__all__ = ["KVStoreBase", "TestStore", "create", "create_for_trainer", "create_for_sparse_weights", "normalize_keys"]
 
 
 def normalize_keys(keys: Any, values: Any, what: str = "value") -> tuple[list, list[list], bool]:
@@ -185,6 +185,22 @@ def create(name: str = "local") -> KVStoreBase:
             raise MXNetError(f"kvstore {name!r} needs GPUs (NCCL); none is visible. Use 'device' or 'local'.")
     from .local import KVStore
     return KVStore(name)
+
+
+def create_for_sparse_weights(kvstore: Any) -> tuple[KVStoreBase, bool]:
+    """MXNet's `model._create_sparse_kvstore`: a store is needed (and updates the weights)
+    whenever some weight is row_sparse, even on one context."""
+    if isinstance(kvstore, KVStoreBase):
+        kv = kvstore
+    elif isinstance(kvstore, str):
+        kv = create(kvstore)
+    else:
+        raise TypeError(f"Cannot create '{kvstore}' KVStore with row_sparse parameters. The type must be KVStore "
+                        "or str.")
+    assert kv.is_capable(KVStoreBase.OPTIMIZER), "KVStore with sparse weight requires optimizer support. " \
+        "However, type(kv) does not support optimizer. Please consider other kvstore backends (e.g. dist_device) " \
+        "instead."
+    return kv, True
 
 
 def create_for_trainer(kvstore: Any, num_device: int, params: Any) -> tuple[Any, bool]:

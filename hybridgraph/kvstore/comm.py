@@ -108,8 +108,11 @@ class MPIComm:
         blocking calls; polling with Test from Python is several times slower), while this
         thread checks every `_CHECK_SECONDS` for failure reports and the deadline. After a
         failure or timeout the store is unusable (the helper may stay blocked): end the process."""
-        start = time.perf_counter()
-        deadline = start + self.timeout
+        self.finish(self.start(requests, what))
+
+    def start(self, requests: list, what: str) -> tuple:
+        """Let a helper thread complete `requests` in the background (the collective progresses
+        while the caller goes on, e.g. with the backward pass); `finish` waits for it."""
         done = threading.Event()
         error: list = []
 
@@ -121,6 +124,13 @@ class MPIComm:
             done.set()
 
         threading.Thread(target=complete, name="hybridgraph-kvstore-wait", daemon=True).start()
+        return done, error, what
+
+    def finish(self, handle: tuple) -> None:
+        """Wait for a `start`ed collective, watching for failure reports and the timeout."""
+        done, error, what = handle
+        start = time.perf_counter()
+        deadline = start + self.timeout
         while not done.wait(_CHECK_SECONDS):
             self.check_failures()
             if time.perf_counter() > deadline:
@@ -133,6 +143,13 @@ class MPIComm:
             self.check_failures()
             raise WorkerFailed(f"rank {self.rank}: {what} failed in MPI: {error[0]}") from error[0]
         self.comm_seconds += time.perf_counter() - start
+
+    def start_allreduce(self, buffers: list[np.ndarray]) -> list:
+        """Start an in-place allreduce of each buffer and return its requests (complete them with
+        `wait`). No thread waits meanwhile: MPI moves it on inside the MPI calls that follow
+        (the next bucket's start), so it takes no core from the computation going on."""
+        MPI = self._mpi  # noqa: N806
+        return [self.data.Iallreduce(MPI.IN_PLACE, b, op=MPI.SUM) for b in buffers]
 
     def check_failures(self) -> None:
         """Raise `WorkerFailed` if another rank reported that it failed."""

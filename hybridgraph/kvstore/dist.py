@@ -10,8 +10,12 @@ and `broadcast` take rank 0's values. With 2-bit compression each worker
 quantizes its sum with its own residual, the packed codes (16x smaller) are
 allgathered and every worker dequantizes and adds them, as MXNet's servers do.
 
-Communication starts when `push` is called, i.e. after the backward pass (the
-tape runs backward as one call); its cost is measured in `comm_seconds`.
+Communication overlaps the backward pass (`overlap.py`): after the first push the
+store knows which gradient buffers feed which bucket, and during each backward a
+bucket's allreduce starts as soon as its gradients are final (env
+``HYBRIDGRAPH_KVSTORE_OVERLAP=0`` turns this off; compressed pushes never overlap).
+`comm_seconds` measures the time spent waiting for collectives, i.e. the
+communication not hidden behind computation.
 Outside a launcher the store is a single worker, with a warning.
 """
 from __future__ import annotations
@@ -27,10 +31,12 @@ from hybridgraph.nd.errors import MXNetError
 
 from .comm import MPIComm, launcher_env
 from .local import KVStore
+from .overlap import OverlapPlan, usable
 
 __all__ = ["DistKVStore"]
 
 ENV_BUCKET = "HYBRIDGRAPH_KVSTORE_BUCKET_MB"
+ENV_OVERLAP = "HYBRIDGRAPH_KVSTORE_OVERLAP"
 
 
 class DistKVStore(KVStore):
@@ -59,6 +65,9 @@ class DistKVStore(KVStore):
                                  f"sees {self._comm.size}; is mpi4py built against the MPI of that launcher?")
         mb = float(os.getenv(ENV_BUCKET, "4"))
         self._bucket_bytes = max(1, int(mb * 1024 * 1024))
+        self._overlap = os.getenv(ENV_OVERLAP, "1") != "0"
+        self._plan: OverlapPlan | None = None
+        self._pushing: tuple | None = None
 
     @property
     def rank(self) -> int:
@@ -105,12 +114,33 @@ class DistKVStore(KVStore):
             total += v.as_in_context(stored.context)
         return total
 
+    def _push_pairs(self, keys: list, values: list[list]) -> None:
+        self._pushing = (keys, values)
+        try:
+            super()._push_pairs(keys, values)
+        finally:
+            self._pushing = None
+        plan = self._plan
+        if self._overlap and self._comm is not None and self._compression is None and usable(keys, values) \
+                and (plan is None or not plan.matches(keys, values)):
+            if plan is not None:
+                plan.close()
+            self._plan = OverlapPlan(self._comm, keys, values, self._bucket_bytes)
+
     def _reduce(self, keys: list, merged: list) -> None:
         if self._compression is not None:
             self._reduce_compressed(keys, merged)
             return
         if self._comm is None:
             return
+        plan = self._plan
+        if plan is not None and self._pushing is not None and plan.matches(*self._pushing):
+            sums = plan.finish()   # started during backward where the gradients allowed
+            for i, k in enumerate(keys):
+                merged[i] = NDArray(sums[k], ctx=merged[i].context)
+            return
+        if plan is not None and plan.next:
+            plan.finish()   # another push after a backward: keep every worker's collectives in step
         self._bucketed(merged, lambda bufs: self._comm.allreduce_(bufs, f"allreduce of keys {keys[:4]}"))
 
     def _reduce_compressed(self, keys: list, merged: list) -> None:
@@ -154,7 +184,8 @@ class DistKVStore(KVStore):
             offset = 0
             for i in members:
                 a = arrays[i]
-                arrays[i] = NDArray(flat[offset:offset + a.size].reshape(a.shape), ctx=a.context)
+                out = NDArray(flat[offset:offset + a.size].reshape(a.shape), ctx=a.context)
+                arrays[i] = out if a.stype == "default" else out.tostype(a.stype)
                 offset += a.size
 
     def _after_checkpoint(self) -> None:
@@ -173,6 +204,9 @@ class DistKVStore(KVStore):
         """2-bit compression of what each worker sends (its device-summed gradient)."""
         from .compression import GradientCompression
         self._compression = GradientCompression(compression_params)
+        if self._plan is not None:   # compressed pushes are not overlapped
+            self._plan.close()
+            self._plan = None
 
     def load_optimizer_states(self, fname: str) -> None:
         """Read updater states (rank 0's file, after a barrier so that it is complete)."""

@@ -121,7 +121,7 @@ class KVStore(KVStoreBase):
         stored = [self._store[k] for k in merged_keys]
         if self._updater is None:
             for merged, target in zip(merged_vals, stored):
-                merged.copyto(target)
+                _assign(target, merged)
         elif self._batched_updater and merged_keys:
             self._updater(merged_keys, merged_vals, stored)  # one call: the optimizer may fuse the updates
         else:
@@ -154,15 +154,20 @@ class KVStore(KVStoreBase):
         """Hook of the distributed store: sum `merged` (in place) over the workers."""
 
     def pull(self, key: Any, out: Any = None, priority: int = 0, ignore_sparse: bool = True) -> None:  # noqa: ARG002
-        """Copy the stored values of the keys into `out` (one array or a list per key)."""
+        """Copy the stored values of the keys into `out` (one array or a list per key).
+
+        Sparse outputs are skipped (left unchanged) unless ``ignore_sparse=False``, as in
+        MXNet; use `row_sparse_pull` to pull some rows of a row_sparse value."""
         if out is None:
             raise MXNetError("kvstore.pull needs `out`")
         keys, outs = self._pairs(key, out, "output")
         for k, targets in zip(keys, outs):
             stored = self._stored(k)
             for o in targets:
-                stored.copyto(o)
-
+                if o.stype == "default":
+                    stored.copyto(o)
+                elif not ignore_sparse:
+                    _assign(o, stored)
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """`push` then `pull` in one call; the result goes to `out`, or back into `value`."""
         self.push(key, value, priority)
@@ -174,34 +179,45 @@ class KVStore(KVStoreBase):
         self.pull(key, out, priority)
 
     def row_sparse_pull(self, key: Any, out: Any = None, priority: int = 0, row_ids: Any = None) -> None:  # noqa: ARG002
-        """Pull only the rows `row_ids` of each value (MXNet's pull of row-sparse weights).
-
-        hybridgraph arrays are dense, so `out` is dense: it receives the rows listed in its
-        `row_ids` (unsorted, repeats allowed) and zeros elsewhere, which is the dense value
-        of the RowSparseNDArray MXNet would return. One `row_ids` for a list of outputs
-        applies to all of them.
-        """
+        """Pull only the rows `row_ids` of each value into RowSparseNDArray outputs (MXNet's
+        pull of row-sparse weights): `out` then stores exactly the requested rows (unsorted,
+        repeats allowed), zeros elsewhere. One `row_ids` for a list of outputs applies to all;
+        a dense `out` is refused, as in MXNet."""
+        from hybridgraph.nd.sparse import RowSparseNDArray, retain
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull needs `out` and `row_ids`")
+        ids = [row_ids] if isinstance(row_ids, NDArray) else row_ids
+        if not isinstance(ids, list):
+            raise MXNetError(f"row_sparse_pull: row_ids should be an NDArray or a list of NDArrays, got {type(ids)}")
+        rest: list = []
+        if len(ids) == 1 and isinstance(out, list):   # one row_ids for all outputs: pull once, copy
+            out, rest = [out[0]], out[1:]
         keys, outs = self._pairs(key, out, "output")
-        ids = [row_ids] if isinstance(row_ids, NDArray) else list(row_ids)
+        _, id_lists, _ = normalize_keys(key, ids, "row_ids")
+        ids = [i for group in id_lists for i in group]
         flat_outs = [o for targets in outs for o in targets]
-        if len(ids) == 1:
-            ids = ids * len(flat_outs)
+        for o in flat_outs + rest:
+            if not isinstance(o, RowSparseNDArray):
+                raise MXNetError(f"row_sparse_pull: every `out` must be a RowSparseNDArray (storage type "
+                                 f"'row_sparse'), got storage type {o.stype!r}; use pull for dense outputs")
         if len(ids) != len(flat_outs):
             raise MXNetError(f"row_sparse_pull: {len(ids)} row_ids for {len(flat_outs)} outputs")
         pairs = iter(zip(flat_outs, ids))
         for k, targets in zip(keys, outs):
-            value = self._stored(k).asnumpy()
+            stored = self._stored(k)
+            if not isinstance(stored, RowSparseNDArray):
+                raise MXNetError(f"row_sparse_pull: key {k!r} holds a value of storage type {stored.stype!r}; "
+                                 "only keys initialized with a row_sparse value can be pulled by rows (use pull)")
+            value = stored
             for _ in targets:
                 o, rid = next(pairs)
-                rows = np.unique(np.asarray(rid.asnumpy() if isinstance(rid, NDArray) else rid, dtype=np.int64))
-                if rows.size and (rows.min() < 0 or rows.max() >= value.shape[0]):
-                    raise MXNetError(f"row_sparse_pull: row_ids of key {k!r} must be in [0, {value.shape[0]}), "
-                                     f"got {rows.min()}..{rows.max()}")
-                dense = np.zeros_like(value)
-                dense[rows] = value[rows]
-                NDArray(dense, ctx=o.context).copyto(o)
+                if not isinstance(rid, NDArray):
+                    raise MXNetError(f"row_sparse_pull: row_ids must be NDArrays, got {type(rid)}")
+                if rid.size and (rid.asnumpy().min() < 0 or rid.asnumpy().max() >= value.shape[0]):
+                    raise MXNetError(f"row_sparse_pull: row_ids of key {k!r} must be in [0, {value.shape[0]})")
+                _assign(o, retain(value, rid))
+        for o in rest:
+            _assign(o, flat_outs[0])
 
     # -- optimizer and compression ------------------------------------------------------------------
     def set_gradient_compression(self, compression_params: dict) -> None:
@@ -244,3 +260,13 @@ class KVStore(KVStoreBase):
         """Wait for every worker (nothing to wait for in one process)."""
 
     _barrier = barrier
+
+
+def _assign(out: NDArray, value: NDArray) -> None:
+    """Write `value` (dense or sparse) into `out`, which takes its stored rows if it is sparse."""
+    if out.stype == "default":
+        value.copyto(out)
+        return
+    if out.context != value.context:
+        value = value.copyto(out.context)
+    out[:] = value

@@ -145,8 +145,9 @@ def test_rand_ndarray():
     arr = tu.rand_ndarray((3, 4))
     assert isinstance(arr, nd.NDArray) and arr.shape == (3, 4) and arr.dtype == np.float32
     assert tu.rand_ndarray((2,), dtype="float64").dtype == np.float64
-    with pytest.raises(NotImplementedError, match="csr"):
-        tu.rand_ndarray((2, 2), stype="csr")
+    assert tu.rand_ndarray((2, 2), stype="csr").stype == "csr"   # dense-backed sparse (nd/sparse.py)
+    with pytest.raises(NotImplementedError, match="powerlaw"):
+        tu.rand_ndarray((2, 2), stype="csr", distribution="powerlaw")
 
 
 def test_np_reduce_matches_numpy():

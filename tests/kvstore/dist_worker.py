@@ -42,9 +42,11 @@ def batches(kind: str, steps: int) -> list:
 
 
 def train(kind: str, kv, rank: int, size: int, start: int = 0, steps: int = STEPS, load: str | None = None,
-          save: str | None = None, shares: int | None = None, update_on_kvstore: bool | None = None) -> gluon.Block:
+          save: str | None = None, shares: int | None = None, update_on_kvstore: bool | None = None,
+          decoy: bool = False) -> gluon.Block:
     """Train on this worker's share of each global batch; `shares` > size splits the share
-    again and runs the pieces one by one (BatchNorm statistics per piece, as per worker)."""
+    again and runs the pieces one by one (BatchNorm statistics per piece, as per worker).
+    `decoy`: a backward on other data first, whose gradients the real one overwrites."""
     mx.random.seed(0)
     np.random.seed(0)
     net = make_net(kind)
@@ -61,6 +63,10 @@ def train(kind: str, kv, rank: int, size: int, start: int = 0, steps: int = STEP
     per = GLOBAL_BATCH // shares
     mine = range(rank * (shares // size), (rank + 1) * (shares // size))
     for x, y in batches(kind, start + steps)[start:]:
+        if decoy:
+            with autograd.record():
+                decoy_loss = loss_fn(net(mx.nd.ones((per,) + x.shape[1:])), mx.nd.array(y[:per]))
+            decoy_loss.backward()
         with autograd.record():
             losses = [loss_fn(net(mx.nd.array(x[p * per:(p + 1) * per])), mx.nd.array(y[p * per:(p + 1) * per]))
                       for p in mine]
@@ -152,6 +158,17 @@ def run(scenario: str, kv, outdir: str) -> dict:
         scenario_api(kv, out)
     elif scenario in ("mlp", "cnn", "cnnbn"):
         out.update(params_of(train(scenario, kv, r, n, shares=int(os.getenv("SHARES", "0")) or None)))
+    elif scenario in ("mlp_overlap", "mlp_stale"):  # a bucket per key: buckets start during backward
+        from hybridgraph.kvstore.overlap import OverlapPlan
+        kv._bucket_bytes = 64
+        started: list = []
+        finish = OverlapPlan.finish
+        OverlapPlan.finish = lambda plan: started.append(len(plan.inflight)) or finish(plan)
+        try:
+            out.update(params_of(train("mlp", kv, r, n, decoy=scenario == "mlp_stale")))
+        finally:
+            OverlapPlan.finish = finish
+        out["started_early"] = np.array(started)
     elif scenario == "mlp_local_update":  # allreduce only; every worker runs its own optimizer
         out.update(params_of(train("mlp", kv, r, n, update_on_kvstore=False)))
     elif scenario == "module":

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(dist_worker.__file__)
 MPIEXEC = shutil.which("mpiexec", path=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
 pytestmark = pytest.mark.skipif(MPIEXEC is None, reason="no mpiexec (pip install mpich)")
-TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first,module,mlp_local_update"
+TRAINING = "api,mlp,cnn,cnnbn,init_differs,ckpt_first,module,mlp_local_update,mlp_overlap,mlp_stale"
 
 
 def _env(**extra) -> dict:
@@ -88,6 +88,22 @@ def test_two_workers_train_like_one_on_the_whole_batch(two_workers, kind):
     for rank in (0, 1):
         got = _load(two_workers, kind, rank)
         assert set(got) == set(ref)
+        for name in ref:
+            np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {rank}")
+
+
+@pytest.mark.parametrize("kind", ["mlp_overlap", "mlp_stale"])
+def test_allreduce_overlapping_backward_gives_the_same_training(two_workers, kind):
+    """Buckets of one key each start during backward as their gradients become final (from the
+    second step: the first push tells the store which gradients feed it); with a second backward before
+    each step ('stale') they are reduced again and training is unchanged."""
+    ref = dist_worker.params_of(dist_worker.train("mlp", _single_worker(), 0, 1))
+    n_keys = len(ref)
+    for rank in (0, 1):
+        got = _load(two_workers, kind, rank)
+        started = got.pop("started_early")
+        # all but the last bucket (the first layer's gradients, final last) start during backward
+        assert len(started) == dist_worker.STEPS - 1 and (started == n_keys - 1).all(), started
         for name in ref:
             np.testing.assert_allclose(got[name], ref[name], rtol=1e-5, atol=1e-6, err_msg=f"{name} on rank {rank}")
 

@@ -66,16 +66,39 @@ def test_broadcast_inits_and_pulls():
         kv.broadcast(4, mx.nd.ones((2,)), out=outs)
 
 
-def test_row_sparse_pull_is_dense_rows():
+def test_row_sparse_pull_returns_exactly_the_requested_rows():
     kv = mx.kv.create()
-    kv.init("w", mx.nd.arange(12).reshape((4, 3)))
-    outs = [mx.nd.ones((4, 3)), mx.nd.ones((4, 3), ctx=mx.cpu(1))]
+    value = mx.nd.arange(12).reshape((4, 3)) * (mx.nd.arange(4).reshape((4, 1)) != 2)  # row 2 is zero
+    kv.init("w", value.tostype("row_sparse"))
+    outs = [mx.nd.ones((4, 3)).tostype("row_sparse"), mx.nd.zeros((4, 3), ctx=mx.cpu(1), stype="row_sparse")]
     kv.row_sparse_pull("w", out=outs, row_ids=mx.nd.array([2, 0, 2]))
-    expected = np.arange(12.0).reshape(4, 3) * np.array([[1], [0], [1], [0]])
+    expected = np.arange(12.0).reshape(4, 3) * np.array([[1], [0], [0], [0]])
     for o in outs:
+        assert o.stype == "row_sparse"
         np.testing.assert_array_equal(o.asnumpy(), expected)
+        assert o.indices.asnumpy().tolist() == [0, 2]   # a requested zero row is stored too
+    assert outs[1].context == mx.cpu(1)
     kv.row_sparse_pull("w", out=outs, row_ids=[mx.nd.array([1]), mx.nd.array([3])])
     assert outs[0].asnumpy()[1].tolist() == [3, 4, 5] and outs[1].asnumpy()[:3].sum() == 0
+    assert outs[0].indices.asnumpy().tolist() == [1] and outs[1].indices.asnumpy().tolist() == [3]
+    with pytest.raises(MXNetError, match="RowSparseNDArray"):
+        kv.row_sparse_pull("w", out=mx.nd.zeros((4, 3)), row_ids=mx.nd.array([1]))
+    kv.init("empty", mx.nd.zeros((4, 3), stype="row_sparse"))
+    kv.row_sparse_pull("empty", out=outs[0], row_ids=mx.nd.array([1]))
+    assert outs[0].indices.size == 0 and outs[0].asnumpy().sum() == 0   # nothing stored, nothing pulled
+    kv.init("dense", value)
+    with pytest.raises(MXNetError, match="storage type 'default'"):
+        kv.row_sparse_pull("dense", out=outs[0], row_ids=mx.nd.array([1]))
+
+
+def test_pull_skips_sparse_outputs_unless_asked():
+    kv = mx.kv.create()
+    kv.init(0, mx.nd.ones((2, 2)))
+    out = (mx.nd.ones((2, 2)) * 5).tostype("row_sparse")
+    kv.pull(0, out=out)
+    assert out.asnumpy().tolist() == [[5, 5], [5, 5]]
+    kv.pull(0, out=out, ignore_sparse=False)
+    assert out.asnumpy().tolist() == [[1, 1], [1, 1]] and out.stype == "row_sparse"
 
 
 def test_errors_are_clear():
@@ -89,8 +112,9 @@ def test_errors_are_clear():
         kv.push(9, mx.nd.zeros(SHAPE))
     with pytest.raises(MXNetError, match=r"shape \(2,\)"):
         kv.push(3, mx.nd.zeros((2,)))
+    kv.init(4, mx.nd.ones(SHAPE).tostype("row_sparse"))
     with pytest.raises(MXNetError, match=r"must be in \[0, 4\)"):
-        kv.row_sparse_pull(3, out=mx.nd.zeros(SHAPE), row_ids=mx.nd.array([4]))
+        kv.row_sparse_pull(4, out=mx.nd.zeros(SHAPE, stype="row_sparse"), row_ids=mx.nd.array([4]))
     with pytest.raises(MXNetError, match="not supported for this type"):
         kv.set_gradient_compression({"type": "2bit"})
     with pytest.raises(AssertionError, match="Cannot save states"):
