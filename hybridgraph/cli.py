@@ -97,7 +97,7 @@ def cmd_inspect(args) -> int:
         count = sum(int(np.prod(v.shape)) for v in params.values())
         size = sum(v.asnumpy().nbytes for v in params.values())
         out += [f"params file {args.file}: {len(params)} arrays, {count:,} values, {size:,} bytes"]
-        out += [f"  {k:40} {str(tuple(v.shape)):20} {v.dtype}" for k, v in params.items()]
+        out += [f"  {k:40} {str(tuple(v.shape)):20} {np.dtype(v.dtype).name}" for k, v in params.items()]
     else:
         from onnx import helper
         m = _load_onnx(args.file)

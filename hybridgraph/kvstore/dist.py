@@ -97,9 +97,9 @@ class DistKVStore(KVStore):
         if self._comm is None or not fresh:
             return
         keys = list(fresh)
-        shapes = self._comm.bcast_object([(k, fresh[k].shape, str(fresh[k].dtype)) for k in keys],
+        shapes = self._comm.bcast_object([(k, fresh[k].shape, np.dtype(fresh[k].dtype).name) for k in keys],
                                          f"init of keys {keys[:4]}")
-        mine = [(k, fresh[k].shape, str(fresh[k].dtype)) for k in keys]
+        mine = [(k, fresh[k].shape, np.dtype(fresh[k].dtype).name) for k in keys]
         if shapes != mine:
             raise MXNetError(f"rank {self.rank}: kv.init/broadcast keys, shapes or dtypes differ from rank 0's "
                              f"(rank 0: {shapes[:3]}..., here: {mine[:3]}...); every worker must init the same keys")
@@ -164,7 +164,7 @@ class DistKVStore(KVStore):
         replace every array of `arrays` by its part of the result."""
         groups: dict[str, list[int]] = {}
         for i, a in enumerate(arrays):
-            groups.setdefault(str(a.dtype), []).append(i)
+            groups.setdefault(np.dtype(a.dtype).name, []).append(i)
         buckets: list[tuple[np.ndarray, list[int]]] = []
         for dtype, idx in groups.items():
             start = 0

@@ -46,7 +46,7 @@ class OverlapPlan:
         size = 0
         for k in reversed(keys):   # the last keys' gradients are final first
             first = values[keys.index(k)][0]
-            nbytes = first.size * first.dtype.itemsize
+            nbytes = first.size * np.dtype(first.dtype).itemsize
             prev = self.buckets[-1] if self.buckets else None
             if prev and size + nbytes <= bucket_bytes and self.values[prev[0]][0].dtype == first.dtype:
                 prev.append(k)
