@@ -243,7 +243,9 @@ def graph_shapes(graph: IndexedGraph, known: dict[int, tuple]) -> list:
 
 
 def graph_types(graph: IndexedGraph, known: dict[int, np.dtype]) -> list:
-    """Every entry's dtype (None when unknown) given some entries' dtypes."""
+    """Every entry's dtype (None when unknown) given some entries' dtypes (np.dtype, or what
+    np.dtype accepts, such as NDArray.dtype's scalar type)."""
+    known = {e: None if d is None else np.dtype(d) for e, d in known.items()}
     return infer_attr(graph, known, type_rule, merge_dtype, "type")
 
 

@@ -52,7 +52,7 @@ class TraceState:
         self.nodes.append(entry[0])
         old_shape, old_dtype = self.aval(entry)
         self.avals[(id(entry[0]), entry[1])] = (merge_shape(old_shape, shape) if shape is not None else old_shape,
-                                                 dtype if dtype is not None else old_dtype)
+                                                 np.dtype(dtype) if dtype is not None else old_dtype)
 
 
 _STATE: contextvars.ContextVar[TraceState | None] = contextvars.ContextVar("hybridgraph_trace", default=None)
