@@ -20,6 +20,10 @@ from .errors import MXNetError
 from .registry import get_op
 from .writes import note_write
 
+# MXNet's ndarray module names the builtin `py_slice` (its own `slice` op shadows it);
+# code written for MXNet imports it from here
+py_slice = slice
+
 _SCALARS = (numbers.Number, np.number, np.bool_)
 
 
