@@ -473,9 +473,10 @@ class Function:
 # MXNet's autograd module has no __all__: `from mxnet.autograd import *` brings its public
 # functions and also the NDArray and Symbol classes and `array` it imports. Those three come
 # lazily here (importing them at the top would be circular).
-__all__ = ["Function", "NDArray", "Symbol", "array", "backward",  # noqa: F822 - module __getattr__, "get_symbol", "grad", "is_recording",
-           "is_training", "mark_variables", "pause", "predict_mode", "record", "set_recording",
-           "set_training", "train_mode"]
+__all__ = [  # noqa: F822 - NDArray, Symbol and array come from the module __getattr__
+    "Function", "NDArray", "Symbol", "array", "backward", "get_symbol", "grad", "is_recording",
+    "is_training", "mark_variables", "pause", "predict_mode", "record", "set_recording",
+    "set_training", "train_mode"]
 
 
 def __getattr__(name: str) -> Any:
