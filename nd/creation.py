@@ -25,10 +25,14 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     return NDArray._wrap(ctx.xp.asarray(data), ctx)
 
 
-def _creation(op: str, ctx, dtype, **attrs) -> NDArray:
+def _creation(op: str, ctx, dtype, out: NDArray | None = None, **attrs) -> NDArray:
     attrs["ctx"] = ctx or current_context()
     attrs["dtype"] = as_dtype(dtype).name
-    return invoke(get_op(op), [], attrs)
+    res = invoke(get_op(op), [], attrs)
+    if out is not None:  # MXNet's `out=`: the values land in the given array, which is returned
+        out[:] = res
+        return out
+    return res
 
 
 def _shape(shape) -> tuple:
@@ -36,19 +40,15 @@ def _shape(shape) -> tuple:
 
 
 def zeros(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
-    return _creation("_zeros", ctx, dtype, shape=_shape(shape))
+    return _creation("_zeros", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
 
 
 def ones(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
-    return _creation("_ones", ctx, dtype, shape=_shape(shape))
+    return _creation("_ones", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
 
 
 def full(shape, val, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:
-    res = _creation("_full", ctx, dtype, shape=_shape(shape), value=float(val))
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+    return _creation("_full", ctx, dtype, out, shape=_shape(shape), value=float(val))
 
 
 def empty(shape, ctx: Context | None = None, dtype: Any = None) -> NDArray:

@@ -202,6 +202,20 @@ class NDArray:
         out_shape = op.infer_shape(parse_cached(op, given), self.shape)[1][0]
         return NDArray._wrap(self._data.reshape(out_shape), self._ctx)
 
+    def squeeze(self, axis=None, inplace: bool = False) -> "NDArray":
+        """MXNet's squeeze; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("squeeze", {} if axis is None else {"axis": axis}, inplace)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """MXNet's expand_dims; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("expand_dims", {"axis": axis}, inplace)
+
+    def _reshaping_op(self, name: str, given: dict, inplace: bool) -> "NDArray":
+        op = get_op(name)
+        if not inplace:
+            return invoke(op, [self], given)
+        return self.reshape(op.infer_shape(parse_cached(op, given), self.shape)[1][0])
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d NDArray")

@@ -1,5 +1,6 @@
 """What MXNet 1.9.1's own unit tests taught about module names code imports from mxnet."""
 import numpy as np
+import pytest
 
 import hybridgraph as mx
 
@@ -20,3 +21,50 @@ def test_ndarray_module_names_builtin_slice_py_slice():
     assert py_slice is slice
     x = mx.nd.arange(6)
     np.testing.assert_array_equal(x[py_slice(1, 4)].asnumpy(), [1, 2, 3])
+
+
+def test_squeeze_and_expand_dims_inplace_are_views():
+    data = mx.nd.ones((1, 5, 1, 3, 1))
+    copy, view = data.squeeze(axis=(0, 2)), data.squeeze(axis=(0, 2), inplace=True)
+    assert view.shape == copy.shape == (5, 3, 1)
+    data[0][0] = -1
+    assert view[0, 0, 0].asscalar() == -1 and copy[0, 0, 0].asscalar() == 1
+    base = mx.nd.zeros((2, 3))
+    ex = base.expand_dims(axis=-1, inplace=True)
+    base[0] = 5
+    assert ex.shape == (2, 3, 1) and ex[0, 0, 0].asscalar() == 5
+
+
+def test_shape_attribute_takes_a_numpy_vector():
+    out = mx.nd.ones((1, 3)).broadcast_to(shape=np.array([4, 3]))
+    assert out.shape == (4, 3)
+
+
+def test_creation_functions_write_into_out():
+    out = mx.nd.zeros((2, 2))
+    assert mx.nd.ones((2, 2), out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), 1)
+    mx.nd.zeros((2, 2), out=out)
+    np.testing.assert_array_equal(out.asnumpy(), 0)
+
+
+def test_setitem_drops_leading_unit_axes_of_the_value():
+    b = mx.nd.zeros(1)
+    b[0] = np.array([47.5], dtype=np.float32)
+    assert b.asscalar() == 47.5
+    with pytest.raises(ValueError):
+        b[0] = np.array([1.0, 2.0])
+
+
+def test_moveaxis_concatenate_onehot_encode_split_v2_method():
+    x = mx.nd.array(np.arange(12).reshape(2, 2, 3))
+    np.testing.assert_array_equal(mx.nd.moveaxis(x, 0, 2).asnumpy(), np.moveaxis(x.asnumpy(), 0, 2))
+    assert mx.nd.moveaxis(mx.nd.zeros((3, 4, 5)), [0, 1], [-1, -2]).shape == (5, 4, 3)
+    with pytest.raises(ValueError):
+        mx.nd.moveaxis(x, 3, 0)
+    np.testing.assert_array_equal(mx.nd.concatenate([x, x], axis=1).asnumpy(),
+                                  np.concatenate([x.asnumpy()] * 2, axis=1))
+    out = mx.nd.zeros((3, 4))
+    assert mx.nd.onehot_encode(mx.nd.array([1, 0, 3]), out=out) is out
+    np.testing.assert_array_equal(out.asnumpy(), np.eye(4)[[1, 0, 3]])
+    assert [p.shape for p in x.split_v2(2, axis=0)] == [(1, 2, 3), (1, 2, 3)]
