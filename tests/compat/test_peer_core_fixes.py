@@ -68,3 +68,15 @@ def test_moveaxis_concatenate_onehot_encode_split_v2_method():
     assert mx.nd.onehot_encode(mx.nd.array([1, 0, 3]), out=out) is out
     np.testing.assert_array_equal(out.asnumpy(), np.eye(4)[[1, 0, 3]])
     assert [p.shape for p in x.split_v2(2, axis=0)] == [(1, 2, 3), (1, 2, 3)]
+
+
+def test_fused_rnn_layer_infer_shape_fills_the_input_size():
+    layer = mx.gluon.rnn.LSTM(8, num_layers=2, layout="NTC", bidirectional=True)
+    layer.initialize()
+    x = mx.nd.random.normal(shape=(1, 5, 6))
+    layer.infer_shape(x, layer.begin_state(1))
+    shapes = {k.split("_", 1)[1]: v.shape for k, v in layer.collect_params().items()}
+    assert shapes["l0_i2h_weight"] == shapes["r0_i2h_weight"] == (32, 6)
+    assert shapes["l1_i2h_weight"] == (32, 16)
+    out, _ = layer(x, layer.begin_state(1))
+    assert out.shape == (1, 5, 16)
