@@ -69,5 +69,14 @@ def eye(N, M=0, k=0, ctx: Context | None = None, dtype: Any = None, **kwargs) ->
 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
-    """Wrap a numpy array (shares memory when zero_copy, as MXNet's from_numpy)."""
-    return NDArray._wrap(ndarray if zero_copy else ndarray.copy(), current_context())
+    """Wrap a numpy array. With zero_copy (MXNet's default) the memory is shared and, as in
+    MXNet, the numpy array becomes read-only (writes go through the NDArray); it must be
+    C-contiguous."""
+    if not zero_copy:
+        return NDArray._wrap(ndarray.copy(), current_context())
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("from_numpy(zero_copy=True) needs a C-contiguous numpy array; "
+                         "pass np.ascontiguousarray(a) or zero_copy=False")
+    shared = ndarray.view()  # stays writeable after the source is frozen
+    ndarray.flags.writeable = False
+    return NDArray._wrap(shared, current_context())

@@ -80,3 +80,16 @@ def test_fused_rnn_layer_infer_shape_fills_the_input_size():
     assert shapes["l1_i2h_weight"] == (32, 16)
     out, _ = layer(x, layer.begin_state(1))
     assert out.shape == (1, 5, 16)
+
+
+def test_from_numpy_zero_copy_freezes_the_source_and_shares_memory():
+    src = np.array([[1, 2], [3, 4], [5, 6]], dtype="float32")
+    arr = mx.nd.from_numpy(src)
+    with pytest.raises(ValueError):
+        src[2, 1] = 0
+    arr[2, 1] = 100
+    assert src[2, 1] == 100
+    with pytest.raises(ValueError):
+        mx.nd.from_numpy(np.ones((2, 3)).T)
+    copy = mx.nd.from_numpy(np.ones((2, 3)).T, zero_copy=False)
+    assert copy.shape == (3, 2)
