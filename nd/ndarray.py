@@ -261,6 +261,20 @@ class NDArray:
     def __getstate__(self):
         return None
 
+    def __setstate__(self, state: dict) -> None:
+        """Take the values of MXNet's pickled state `{'handle': raw NDArray record}` (any
+        saved device: the values land on this array's context)."""
+        from .serialization import load_record  # noqa: PLC0415
+        data = load_record(state["handle"])
+        if data is None:
+            raise MXNetError("NDArray state holds a none (uninitialised) array")
+        self._data = self._ctx.xp.asarray(data)
+        self._ag = None
+
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """MXNet's flatten; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("Flatten", {}, inplace)
+
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, key):
         from .indexing import getitem  # noqa: PLC0415 - keeps this file about the array itself

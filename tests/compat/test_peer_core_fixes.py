@@ -93,3 +93,19 @@ def test_from_numpy_zero_copy_freezes_the_source_and_shares_memory():
         mx.nd.from_numpy(np.ones((2, 3)).T)
     copy = mx.nd.from_numpy(np.ones((2, 3)).T, zero_copy=False)
     assert copy.shape == (3, 2)
+
+
+def test_setstate_reads_mxnet_raw_record_of_a_gpu_array():
+    # MXNet's state of nd.arange(1, ctx=gpu()): V2 record, device type 2, float32 [0.]
+    state = {"handle": bytearray(b"\xc9\xfa\x93\xf9" + b"\x00" * 4 + b"\x01\x00\x00\x00" + b"\x01" + b"\x00" * 7
+                                 + b"\x02\x00\x00\x00" + b"\x00" * 4 + b"\x00" * 4 + b"\x00\x00\x80\x3f")}
+    arr = mx.nd.zeros(3)
+    arr.__setstate__(state)
+    assert arr.shape == (1,) and arr.asscalar() == 1.0
+
+
+def test_flatten_inplace_is_a_view():
+    x = (mx.nd.arange(30) + 1).reshape(2, 3, 5)
+    copy, view = x.flatten(), x.flatten(inplace=True)
+    x[0] = -1
+    assert copy[0, 0].asscalar() == 1 and view[0, 0].asscalar() == -1 and view.shape == (2, 15)
