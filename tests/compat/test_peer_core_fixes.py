@@ -109,3 +109,20 @@ def test_flatten_inplace_is_a_view():
     copy, view = x.flatten(), x.flatten(inplace=True)
     x[0] = -1
     assert copy[0, 0].asscalar() == 1 and view[0, 0].asscalar() == -1 and view.shape == (2, 15)
+
+
+def test_get_children_lists_a_shared_node_inputs_once():
+    sliced = mx.sym.SliceChannel(mx.sym.Variable("data"), num_outputs=3, name="slice")
+    assert sliced.get_children().list_outputs() == ["data"]
+    a = mx.sym.Variable("a")
+    assert mx.sym.Group([a + 1, a * 2]).get_children().list_outputs() == ["a", "a"]
+
+
+def test_json_written_under_np_shape_is_marked_as_mxnet_does():
+    import json
+    with mx.util.np_shape(True):
+        text = mx.sym.var("data").tojson()
+    assert json.loads(text)["attrs"] == {"is_np_shape": ["int", 1], "mxnet_version": ["int", 10901]}
+    assert text.endswith('"attrs": {\n    "is_np_shape": ["int", 1], \n    "mxnet_version": ["int", 10901]\n  }\n}')
+    assert "is_np_shape" not in mx.sym.var("data").tojson()
+    assert mx.sym.load_json(text).list_outputs() == ["data"]
