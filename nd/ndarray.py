@@ -23,6 +23,8 @@ from .writes import note_write
 # MXNet's ndarray module names the builtin `py_slice` (its own `slice` op shadows it);
 # code written for MXNet imports it from here
 py_slice = slice
+# MXNet's storage-type ids (the codes of its .params records); code written for MXNet imports it
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
 

@@ -126,3 +126,8 @@ def test_json_written_under_np_shape_is_marked_as_mxnet_does():
     assert text.endswith('"attrs": {\n    "is_np_shape": ["int", 1], \n    "mxnet_version": ["int", 10901]\n  }\n}')
     assert "is_np_shape" not in mx.sym.var("data").tojson()
     assert mx.sym.load_json(text).list_outputs() == ["data"]
+
+
+def test_storage_type_ids_are_mxnet_codes():
+    from hybridgraph.nd.ndarray import _STORAGE_TYPE_STR_TO_ID
+    assert _STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
