@@ -77,6 +77,8 @@ def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
     if not ndarray.flags["C_CONTIGUOUS"]:
         raise ValueError("from_numpy(zero_copy=True) needs a C-contiguous numpy array; "
                          "pass np.ascontiguousarray(a) or zero_copy=False")
+    if not ndarray.flags.writeable:  # frozen by an earlier from_numpy: MXNet shares it again
+        ndarray.flags.writeable = True
     shared = ndarray.view()  # stays writeable after the source is frozen
     ndarray.flags.writeable = False
     return NDArray._wrap(shared, current_context())

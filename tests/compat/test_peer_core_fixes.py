@@ -131,3 +131,11 @@ def test_json_written_under_np_shape_is_marked_as_mxnet_does():
 def test_storage_type_ids_are_mxnet_codes():
     from hybridgraph.nd.ndarray import _STORAGE_TYPE_STR_TO_ID
     assert _STORAGE_TYPE_STR_TO_ID == {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+
+
+def test_from_numpy_twice_on_one_source_still_shares_writeable_memory():
+    src = np.zeros((2, 2), dtype="float32")
+    mx.nd.from_numpy(src)
+    again = mx.nd.from_numpy(src)
+    again[1, 1] = 7
+    assert src[1, 1] == 7 and not src.flags.writeable
