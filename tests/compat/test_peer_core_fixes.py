@@ -139,3 +139,10 @@ def test_from_numpy_twice_on_one_source_still_shares_writeable_memory():
     again = mx.nd.from_numpy(src)
     again[1, 1] = 7
     assert src[1, 1] == 7 and not src.flags.writeable
+
+
+def test_context_default_ctx_is_the_current_context():
+    assert mx.Context.default_ctx == mx.cpu()
+    with mx.Context("cpu", 1):
+        assert mx.Context.default_ctx == mx.cpu(1)
+    assert mx.cpu(2).default_ctx == mx.cpu()
