@@ -43,6 +43,9 @@ _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while
 from . import contrib_checks as _contrib_checks  # noqa: E402
 _contrib_checks.install(globals()["contrib"])  # nd.contrib.isnan / isinf / isfinite
 
+from .array_helpers import concatenate, moveaxis, onehot_encode  # noqa: E402, F401
+NDArray.split_v2 = split_v2  # noqa: F821 - a plain function becomes the method (self = ary)
+
 # `from mxnet.ndarray import *` gives every public operator function and the sub-namespaces, as MXNet's does
 from .registry import all_names as _all_names  # noqa: E402
 __all__ += sorted({n for n in _all_names() if not n.startswith("_") and n in globals()} - set(__all__))  # noqa: PLE0605

@@ -111,6 +111,8 @@ def _element(tok: str, text: str) -> Any:
 def _parse_seq(v: Any) -> list:
     """A flat tuple attribute (`"(3, 3)"`, `"[1,2]"`, `"(None, 2)"`, `"3"`), parsed by a
     bounded scanner of our own: no `ast`/`eval` of file text, linear in its length."""
+    if isinstance(v, np.ndarray) and v.ndim == 1:
+        v = v.tolist()  # MXNet takes a 1-d numpy array of numbers as a tuple (broadcast_to shape)
     if isinstance(v, (list, tuple)):
         if len(v) > MAX_SEQ_LEN:
             raise ValueError(f"expected at most {MAX_SEQ_LEN} elements, got {len(v)}")

@@ -541,3 +541,25 @@ class Function:
             for i, o in enumerate(outs):
                 o._ag = (node, i)
         return outs[0] if single else outs
+
+
+# MXNet's autograd module has no __all__: `from mxnet.autograd import *` brings its public
+# functions and also the NDArray and Symbol classes and `array` it imports. Those three come
+# lazily here (importing them at the top would be circular).
+__all__ = [  # noqa: F822 - NDArray, Symbol and array come from the module __getattr__
+    "Function", "NDArray", "Symbol", "array", "backward", "get_symbol", "grad", "is_recording",
+    "is_training", "mark_variables", "pause", "predict_mode", "record", "set_recording",
+    "set_training", "train_mode"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NDArray":
+        from .ndarray import NDArray
+        return NDArray
+    if name == "array":
+        from .creation import array
+        return array
+    if name == "Symbol":
+        from ..symbol import Symbol
+        return Symbol
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

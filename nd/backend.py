@@ -43,8 +43,17 @@ def _set_cupy_missing() -> None:
     _cupy_missing = True
 
 
+class _DefaultContext:
+    """`Context.default_ctx`: the context now in effect (MXNet's class property)."""
+
+    def __get__(self, obj: object, owner: type) -> "Context":
+        return current_context()
+
+
 class Context:
     """A device: `cpu(0)` computes with numpy, `gpu(i)` with cupy on device i."""
+
+    default_ctx = _DefaultContext()
 
     devtype2str = {1: "cpu", 2: "gpu", 3: "cpu_pinned", 5: "cpu_shared"}
     devstr2type = {v: k for k, v in devtype2str.items()}

@@ -25,10 +25,14 @@ def array(source_array: Any, ctx: Context | None = None, dtype: Any = None) -> N
     return NDArray._wrap(ctx.xp.asarray(data), ctx)
 
 
-def _creation(op: str, ctx, dtype, **attrs) -> NDArray:
+def _creation(op: str, ctx, dtype, out: NDArray | None = None, **attrs) -> NDArray:
     attrs["ctx"] = ctx or current_context()
     attrs["dtype"] = as_dtype(dtype).name
-    return invoke(get_op(op), [], attrs)
+    res = invoke(get_op(op), [], attrs)
+    if out is not None:  # MXNet's `out=`: the values land in the given array, which is returned
+        out[:] = res
+        return out
+    return res
 
 
 def _shape(shape) -> tuple:
@@ -40,19 +44,15 @@ def zeros(shape, ctx: Context | None = None, dtype: Any = None, stype: str | Non
     if stype is not None and stype != "default":
         from .sparse import zeros as sparse_zeros  # noqa: PLC0415 - sparse imports this module
         return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return _creation("_zeros", ctx, dtype, shape=_shape(shape))
+    return _creation("_zeros", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
 
 
 def ones(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
-    return _creation("_ones", ctx, dtype, shape=_shape(shape))
+    return _creation("_ones", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
 
 
 def full(shape, val, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:
-    res = _creation("_full", ctx, dtype, shape=_shape(shape), value=float(val))
-    if out is not None:
-        out[:] = res
-        return out
-    return res
+    return _creation("_full", ctx, dtype, out, shape=_shape(shape), value=float(val))
 
 
 def empty(shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None) -> NDArray:
@@ -75,5 +75,16 @@ def eye(N, M=0, k=0, ctx: Context | None = None, dtype: Any = None, **kwargs) ->
 
 
 def from_numpy(ndarray: np.ndarray, zero_copy: bool = True) -> NDArray:
-    """Wrap a numpy array (shares memory when zero_copy, as MXNet's from_numpy)."""
-    return NDArray._wrap(ndarray if zero_copy else ndarray.copy(), current_context())
+    """Wrap a numpy array. With zero_copy (MXNet's default) the memory is shared and, as in
+    MXNet, the numpy array becomes read-only (writes go through the NDArray); it must be
+    C-contiguous."""
+    if not zero_copy:
+        return NDArray._wrap(ndarray.copy(), current_context())
+    if not ndarray.flags["C_CONTIGUOUS"]:
+        raise ValueError("from_numpy(zero_copy=True) needs a C-contiguous numpy array; "
+                         "pass np.ascontiguousarray(a) or zero_copy=False")
+    if not ndarray.flags.writeable:  # frozen by an earlier from_numpy: MXNet shares it again
+        ndarray.flags.writeable = True
+    shared = ndarray.view()  # stays writeable after the source is frozen
+    ndarray.flags.writeable = False
+    return NDArray._wrap(shared, current_context())

@@ -126,7 +126,15 @@ def setitem(x, key, value) -> None:
     if isinstance(k, slice) and k == slice(None) and src.shape == x.shape:
         x._data[...] = src
     else:
-        x._data[k] = src
+        try:
+            x._data[k] = src
+        except ValueError:
+            # MXNet drops a value's leading length-1 axes to fit the indexed region
+            # (b[0] = np.array([v]) into a 1-d b); numpy >= 1.25 refuses that
+            target = x._data[k].shape
+            while src.ndim > len(target) and src.shape[0] == 1:
+                src = src.reshape(src.shape[1:])
+            x._data[k] = src
 
 
 def _record_assign(x, key, value) -> None:

@@ -20,6 +20,12 @@ from .errors import MXNetError
 from .registry import get_op
 from .writes import note_write
 
+# MXNet's ndarray module names the builtin `py_slice` (its own `slice` op shadows it);
+# code written for MXNet imports it from here
+py_slice = slice
+# MXNet's storage-type ids (the codes of its .params records); code written for MXNet imports it
+_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
+
 _SCALARS = (numbers.Number, np.number, np.bool_)
 #: MXNet's storage type ids (nd/sparse.py holds the sparse ones)
 _STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
@@ -201,6 +207,20 @@ class NDArray:
         out_shape = op.infer_shape(parse_cached(op, given), self.shape)[1][0]
         return NDArray._wrap(self._data.reshape(out_shape), self._ctx)
 
+    def squeeze(self, axis=None, inplace: bool = False) -> "NDArray":
+        """MXNet's squeeze; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("squeeze", {} if axis is None else {"axis": axis}, inplace)
+
+    def expand_dims(self, axis: int, inplace: bool = False) -> "NDArray":
+        """MXNet's expand_dims; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("expand_dims", {"axis": axis}, inplace)
+
+    def _reshaping_op(self, name: str, given: dict, inplace: bool) -> "NDArray":
+        op = get_op(name)
+        if not inplace:
+            return invoke(op, [self], given)
+        return self.reshape(op.infer_shape(parse_cached(op, given), self.shape)[1][0])
+
     def __len__(self) -> int:
         if self.ndim == 0:
             raise TypeError("len() of a 0-d NDArray")
@@ -245,6 +265,20 @@ class NDArray:
 
     def __getstate__(self):
         return None
+
+    def __setstate__(self, state: dict) -> None:
+        """Take the values of MXNet's pickled state `{'handle': raw NDArray record}` (any
+        saved device: the values land on this array's context)."""
+        from .serialization import load_record  # noqa: PLC0415
+        data = load_record(state["handle"])
+        if data is None:
+            raise MXNetError("NDArray state holds a none (uninitialised) array")
+        self._data = self._ctx.xp.asarray(data)
+        self._ag = None
+
+    def flatten(self, inplace: bool = False) -> "NDArray":
+        """MXNet's flatten; `inplace=True` returns a view sharing this array's memory."""
+        return self._reshaping_op("Flatten", {}, inplace)
 
     # -- indexing -----------------------------------------------------------------
     def __getitem__(self, key):

@@ -337,6 +337,15 @@ def load_arrays(buf: bytes | bytearray | memoryview) -> tuple[list, list[str]]:
     return arrays, names
 
 
+def load_record(buf: bytes | bytearray | memoryview) -> np.ndarray | None:
+    """One raw NDArray record (MXNet's pickled `{'handle': bytes}` state); None for a none array."""
+    r = _Reader(buf)
+    arr = _read_record(r, 0)
+    if r.remaining:
+        raise r.fail("end of the record", f"{r.remaining} trailing bytes")
+    return None if arr is _NONE else arr
+
+
 def _wrap(arrays: list, names: list[str]) -> list | dict:
     from .ndarray import NDArray  # noqa: PLC0415 - ndarray imports the op registry
     ctx = cpu()

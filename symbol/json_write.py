@@ -177,7 +177,12 @@ def _write_graph(w: _JSONWriter, outputs: Sequence[tuple], with_version: bool) -
     w.entry_array([(nid[id(n)], idx, 0) for n, idx in outputs])
     if with_version:
         w.key("attrs")
-        w.begin("{", False)
+        from hybridgraph.util import is_np_shape  # noqa: PLC0415 - util imports the symbol package
+        np_shape = is_np_shape()
+        w.begin("{", np_shape)  # dmlc's writer breaks lines in a map of more than one entry
+        if np_shape:  # MXNet marks graphs written under np_shape (0 = a zero-size dimension)
+            w.key("is_np_shape")
+            w.raw('["int", 1]')
         w.key("mxnet_version")
         w.raw(f'["int", {MXNET_VERSION}]')
         w.end("}")

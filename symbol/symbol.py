@@ -107,7 +107,9 @@ class Symbol:
         return Symbol([(n, i) for n in topo_sort(self._outputs) for i in range(n.num_outputs())])
 
     def get_children(self) -> "Symbol | None":
-        entries = [e for node, _ in self._outputs for e in node.inputs]
+        # the inputs of each distinct output node once (outputs of one node share them), as nnvm does
+        nodes = list({id(node): node for node, _ in self._outputs}.values())
+        entries = [e for node in nodes for e in node.inputs]
         return Symbol(entries) if entries else None
 
     # -- attributes ------------------------------------------------------------

@@ -169,6 +169,12 @@ class _RNNLayer(HybridBlock):
             return super().__call__(inputs, states, sequence_length, **kwargs)
         return super().__call__(inputs, states, **kwargs)
 
+    def infer_shape(self, inputs: Any, *args: Any) -> None:
+        """Infer the parameters' shapes from example inputs (the first i2h weights take
+        the input's feature size, as on a call)."""
+        self._infer_input_size(inputs)
+        super().infer_shape(inputs, *args)
+
     def _infer_input_size(self, inputs: Any) -> None:
         """Deferred initialisation: the first layer's i2h weights take the input's feature size."""
         shape = _static_shape(inputs)
