@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from hybridgraph.io import DataIter
+from hybridgraph.nd.atomic import atomic_write
 
 _MNIST_URL = "http://data.mxnet.io/data/mnist/"
 
@@ -131,9 +132,8 @@ def get_bz2_data(data_dir: str, data_name: str, url: str, data_origin_name: str)
     if os.path.exists(target):
         return
     download(url, fname=origin)
-    with bz2.BZ2File(origin, "rb") as src, open(target, "wb") as out:
-        for line in src:
-            out.write(line)
+    with bz2.BZ2File(origin, "rb") as src:
+        atomic_write(target, src.read())
     os.remove(origin)
 
 

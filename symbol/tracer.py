@@ -281,6 +281,8 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
     if all(d is not None for d in dtypes) and all(map(shape_known, shapes)):
         verdict = rule_error(op, attrs, shapes, dtypes)   # what the eager call raises (nd.kernel)
         if verdict is not None:
+            if issubclass(verdict[0], DTypeError):   # name the node, each input's source and the fix
+                raise verdict[0](_dtype_message(op, attrs, entries, out_entries, dtypes, verdict[1]))
             raise verdict[0](f"{user_frame()}: {verdict[1]}")
     if op.infer_shape is not None:
         try:
