@@ -320,7 +320,9 @@ class Executor:
         if not self._wrt:
             return
         if self._saved is None:
-            raise MXNetError("backward() was called before forward(); run forward(is_train=True) first")
+            # MXNet 1.9.1 lets backward() run without a forward: its gradients come from the bound
+            # arguments. Run the training forward for the intermediate values it needs.
+            Executor.forward.__wrapped__(self, is_train=True)
         plan = self._last_plan
         given = self._out_grad_list(out_grads)
         head = [None if h is None else self._head_grad(k, given)
