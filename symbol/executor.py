@@ -543,6 +543,8 @@ def simple_bind(sym, ctx: Context | None, grad_req: Any = "write", type_dict: di
     from .infer import infer_shape_partial, infer_type_partial
     ctx = Context(ctx) if ctx is not None else current_context()
     names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
+    # MXNet reads only tuple-valued keywords as shapes and ignores the rest (axis=1, mode='clip')
+    kwargs = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
     arg_shapes, _, aux_shapes = infer_shape_partial(sym, **kwargs)
     unknown = [f"{n}: {s}" for n, s in zip(names + aux_names, arg_shapes + aux_shapes)
                if not shape_known(s or None)]
