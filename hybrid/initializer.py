@@ -148,7 +148,7 @@ class Initializer:
         return f"{self.__class__.__name__}({', '.join(f'{k}={v!r}' for k, v in self._kwargs.items())})"
 
 
-def create(init: Any, **kwargs: Any) -> Initializer:
+def create(init: Any, /, **kwargs: Any) -> Initializer:
     """An initializer from an instance, a registered name, or MXNet's JSON dump."""
     if isinstance(init, Initializer):
         return init

@@ -26,9 +26,10 @@ string_types = (str,)
 mx_real_t = _np.float32
 
 
-def py_str(x: bytes) -> str:
-    """Decode bytes (as returned by MXNet's C API) to `str`."""
-    return x.decode("utf-8")
+def py_str(x: bytes | str) -> str:
+    """Decode bytes (as returned by MXNet's C API) to `str`. A `str` comes back as is: names
+    that MXNet hands over as C strings (an executor monitor's node names) are `str` here."""
+    return x if isinstance(x, str) else x.decode("utf-8")
 
 
 class NotSupportedForSparseNDArray(MXNetError):

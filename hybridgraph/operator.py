@@ -9,12 +9,19 @@ autograd, inside Symbol graphs and hybridized blocks (see nd/ops/custom.py).
 """
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable
 from typing import Any
 
 from hybridgraph.nd.ops.custom import PROPS
+from hybridgraph.nd.attrs import REQUIRED
+from hybridgraph.nd.registry import all_names, get_op
 
-__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators"]
+__all__ = ["CustomOp", "CustomOpProp", "register", "get_all_registered_operators",
+           "get_operator_arguments", "OperatorArguments"]
+
+#: what `get_operator_arguments` returns (MXNet's namedtuple of this name)
+OperatorArguments = collections.namedtuple("OperatorArguments", ["narg", "names", "types"])
 
 
 class CustomOp:
@@ -112,5 +119,34 @@ def register(reg_name: str) -> Callable[[type], type]:
 
 
 def get_all_registered_operators() -> list[str]:
-    """The op_type names registered so far."""
-    return sorted(PROPS)
+    """Every registered operator name and alias (as MXNet: the backend's operators, not the
+    CustomOp op_types, which `mx.nd.Custom(op_type=...)` takes)."""
+    return sorted(all_names())
+
+
+def _attr_type(decl) -> str:
+    """An attribute's type string in MXNet's wording ("float, optional, default=0.5")."""
+    if decl.choices:
+        names = ["None"] * (decl.default is None) + [repr(c) for c in sorted(decl.choices)]
+        kind = "{" + ", ".join(names) + "}"
+        return f"{kind}, required" if decl.default is REQUIRED else f"{kind},optional, default={str(decl.default)!r}"
+    if decl.default is REQUIRED:
+        return f"{decl.type_name}, required"
+    default = int(decl.default) if isinstance(decl.default, bool) else decl.default
+    return f"{decl.type_name}, optional, default={default}"
+
+
+def get_operator_arguments(op_name: str) -> OperatorArguments:
+    """An operator's inputs then attributes, with MXNet-style type strings."""
+    op = get_op(op_name)
+    if op.key_var_num_args:
+        names, types = ["args"], ["NDArray-or-Symbol[]"]
+    else:
+        names = list(op.input_names(op.schema.parse_lenient({})))
+        types = ["NDArray-or-Symbol"] * len(names)
+    for key, decl in op.schema.attrs.items():
+        if key == op.key_var_num_args:
+            continue
+        names.append(key)
+        types.append(_attr_type(decl))
+    return OperatorArguments(len(names), names, types)

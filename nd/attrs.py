@@ -173,6 +173,8 @@ def format_value(v: Any) -> str:
         return np.dtype(v).name
     if isinstance(v, (np.integer, np.floating, np.bool_)):
         return str(v.item())
+    if isinstance(v, (tuple, list)):   # numpy 2 prints np.int64(3) inside containers; MXNet wrote 3
+        v = type(v)(x.item() if isinstance(x, np.generic) else x for x in v)
     return str(v)
 
 

@@ -116,7 +116,7 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             given[attr_order.pop(0)] = a
     if len(given) != n_given and op.static_inputs is None:  # positional attributes may change the inputs
         names = op.input_names(op.schema.parse_lenient(given))
-    extra = set(bound) - set(names)
+    extra = {k for k, v in bound.items() if v is not None} - set(names)   # MXNet skips None inputs
     if extra:
         raise AttrError(f"operator {op.name}: unexpected input(s) {sorted(extra)}; "
                         f"its inputs are {list(names)}")

@@ -320,7 +320,9 @@ class Executor:
         if not self._wrt:
             return
         if self._saved is None:
-            raise MXNetError("backward() was called before forward(); run forward(is_train=True) first")
+            # MXNet 1.9.1 lets backward() run without a forward: its gradients come from the bound
+            # arguments. Run the training forward for the intermediate values it needs.
+            Executor.forward.__wrapped__(self, is_train=True)
         plan = self._last_plan
         given = self._out_grad_list(out_grads)
         head = [None if h is None else self._head_grad(k, given)
@@ -541,6 +543,8 @@ def simple_bind(sym, ctx: Context | None, grad_req: Any = "write", type_dict: di
     from .infer import infer_shape_partial, infer_type_partial
     ctx = Context(ctx) if ctx is not None else current_context()
     names, aux_names = sym.list_arguments(), sym.list_auxiliary_states()
+    # MXNet reads only tuple-valued keywords as shapes and ignores the rest (axis=1, mode='clip')
+    kwargs = {k: v for k, v in kwargs.items() if isinstance(v, (tuple, list))}
     arg_shapes, _, aux_shapes = infer_shape_partial(sym, **kwargs)
     unknown = [f"{n}: {s}" for n, s in zip(names + aux_names, arg_shapes + aux_shapes)
                if not shape_known(s or None)]

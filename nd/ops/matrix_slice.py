@@ -296,6 +296,9 @@ def _block(op: str, a, shape: tuple) -> int:
         raise AttrError(f"{op}: block_size must be a positive integer, got {b}")
     if len(shape) != 4:
         raise ShapeError(f"{op}: needs a 4-D (N, C, H, W) input, got shape {tuple(shape)}")
+    for axis in (1, 2, 3):   # MXNet 1.9.1 refuses an empty C, H or W
+        if shape[axis] == 0:
+            raise ShapeError(f"{op}: size of dimension {axis} of shape {tuple(shape)} cannot be 0")
     return b
 
 

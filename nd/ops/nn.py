@@ -463,8 +463,13 @@ def _channel_axis(ndim: int) -> int:
     return 1 if ndim >= 2 else 0
 
 
-def _gamma_view(shape: tuple, gamma_size: int) -> tuple:
-    """The shape gamma takes to broadcast against data of `shape`."""
+def _gamma_view(shape: tuple, gshape: tuple) -> tuple:
+    """The shape gamma takes to broadcast against data of `shape`: a 1-D gamma runs along the
+    channel axis; a higher-rank one lines up with the leading axes (MXNet 1.9.1: (N, C) gamma
+    for (N, C, H, W) data)."""
+    if 1 < len(gshape) <= len(shape):
+        return tuple(gshape) + (1,) * (len(shape) - len(gshape))
+    gamma_size = int(np.prod(gshape))
     if gamma_size == 1:
         return (1,) * len(shape)
     view = [1] * len(shape)
@@ -480,9 +485,11 @@ def _leaky_shape(a, dshape, gshape=None):
         chans = dshape[_channel_axis(len(dshape))]
         if gshape is None or gshape == (0,):
             gshape = (chans,)
-        elif not (len(gshape) == 1 and gshape[0] in (1, chans)):
+        elif not ((len(gshape) == 1 and gshape[0] in (1, chans))
+                  or (1 < len(gshape) <= len(dshape) and all(g in (1, d) for g, d in zip(gshape, dshape)))):
             raise ShapeError(f"operator LeakyReLU(prelu): input 'gamma' has shape {tuple(gshape)}, "
-                             f"expected ({chans},) or (1,) for data of shape {tuple(dshape)}")
+                             f"expected ({chans},), (1,) or a shape that broadcasts to the leading axes "
+                             f"of the data's {tuple(dshape)}")
         ins.append(tuple(gshape))
     return ins, [tuple(dshape)] * len(_leaky_outputs(a))
 
@@ -519,7 +526,7 @@ def LeakyReLU(xp, a, data, gamma=None, *, is_train=False):
         return (xp.where(pos, data, data * a.slope).astype(data.dtype, copy=False),)
     if t == "prelu":
         _leaky_shape(a, data.shape, gamma.shape)
-        slope = gamma.reshape(_gamma_view(data.shape, gamma.size))
+        slope = gamma.reshape(_gamma_view(data.shape, gamma.shape))
         return (xp.where(pos, data, data * slope).astype(data.dtype, copy=False),)
     if t == "rrelu":
         mask = _rrelu_mask(xp, a, data, is_train)
@@ -568,7 +575,7 @@ def _leaky_gradient(F, a, inputs, outputs, ograds):
           infer_shape=lambda a, g, like: None if like is None else ([g, like], [like]),
           doc="PReLU's gamma broadcast along the channel axis of `like` (hybridgraph helper).")
 def _prelu_expand(xp, a, gamma, like):
-    view = gamma.reshape(_gamma_view(like.shape, gamma.size))
+    view = gamma.reshape(_gamma_view(like.shape, gamma.shape))
     return (xp.broadcast_to(view, like.shape).copy(),)
 
 
@@ -576,11 +583,9 @@ def _prelu_expand(xp, a, gamma, like):
           infer_shape=lambda a, d, g: None if g is None else ([d, g], [g]),
           doc="Sum `data` over every axis but PReLU's channel axis, to gamma's shape (hybridgraph helper).")
 def _prelu_reduce(xp, a, data, gamma):
-    if gamma.size == 1:
-        return (data.sum().reshape(gamma.shape),)
-    ch = _channel_axis(data.ndim)
-    axes = tuple(i for i in range(data.ndim) if i != ch)
-    return (data.sum(axis=axes).reshape(gamma.shape),)
+    view = _gamma_view(data.shape, gamma.shape)
+    axes = tuple(i for i, (v, d) in enumerate(zip(view, data.shape)) if v == 1 and d != 1)
+    return (data.sum(axis=axes, keepdims=True).reshape(gamma.shape),)
 
 
 _prelu_expand.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_reduce(ograds[0], inputs[0]), None])

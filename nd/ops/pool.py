@@ -107,10 +107,14 @@ def pool_geometry(a: Attrs, in_sp: tuple) -> PoolGeometry:
         return PoolGeometry(tuple(in_sp), ones, zeros, zeros, zeros, tuple(in_sp), ones)
     kernel = tuple(int(k) for k in a.kernel)
     stride = spatial_tuple("Pooling", "stride", a.stride, nsp, 1, 1)
-    pad = spatial_tuple("Pooling", "pad", a.pad, nsp, 0, 0)
     conv = a.pooling_convention
-    if conv == "same" and any(pad):
-        raise AttrError(f"operator Pooling: pooling_convention='same' disables the pad attribute, got {pad}")
+    if conv == "same":   # MXNet only checks that pad is all zeros, whatever its length
+        if a.pad is not None and any(a.pad):
+            raise AttrError("operator Pooling: pooling_convention='same' disables the pad attribute, "
+                            f"got {tuple(a.pad)}")
+        pad = (0,) * nsp
+    else:
+        pad = spatial_tuple("Pooling", "pad", a.pad, nsp, 0, 0)
     lo, hi, clip, out = [], [], [], []
     for x, k, s, p in zip(in_sp, kernel, stride, pad):
         if conv == "same":

@@ -27,7 +27,7 @@ def test_type_tuples_and_helpers(monkeypatch):
     assert isinstance("a", base.string_types) and isinstance(np.int64(1), base.integer_types)
     assert isinstance(np.float32(1), base.numeric_types) and isinstance(2.0, base.numeric_types)
     assert base.mx_real_t is np.float32
-    assert base.py_str(b"abc") == "abc"
+    assert base.py_str(b"abc") == "abc" == base.py_str("abc")  # monitor names arrive as str
     assert base._as_list(3) == [3] and base._as_list((1, 2)) == (1, 2)
     monkeypatch.setenv("MXNET_HOME", "/tmp/mxhome")
     assert base.data_dir() == "/tmp/mxhome"

@@ -108,3 +108,10 @@ def test_initializer_equality_by_type_and_kwargs():
     assert mx.init.Uniform() == mx.init.Uniform()
     assert mx.init.Uniform(0.1) != mx.init.Uniform()
     assert mx.init.MSRAPrelu().dumps() == '["msraprelu", {"factor_type": "avg", "slope": 0.25}]'
+
+
+def test_fused_rnn_dump_round_trips_through_create():
+    # the dump carries an 'init' key of its own: create() must not confuse it with its argument
+    dump = mx.init.FusedRNN(mx.init.One(), 2, 1, "lstm").dumps()
+    again = mx.init.create(dump)
+    assert isinstance(again, mx.init.FusedRNN) and again.dumps() == dump

@@ -90,3 +90,9 @@ def test_schema_of_a_custom_declaration():
     schema = AttrSchema("demo", {"k": Attr("shape", (1, 1)), "p": Attr("float", None)})
     a = schema.parse({"k": "(2, 2)", "p": "None"})
     assert a.k == (2, 2) and a.p is None and a.key() == (("k", "(2, 2)"), ("p", "None"))
+
+
+def test_format_value_writes_numpy_ints_inside_tuples_as_plain_ints():
+    # numpy 2's repr is np.int64(3); MXNet's attribute strings say (3, 3)
+    assert format_value((np.int64(3), np.int32(2))) == "(3, 2)"
+    assert parse_shape(format_value([np.int64(1), 4])) == (1, 4)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from hybridgraph import nd
+from hybridgraph import symbol as sym
 from hybridgraph.nd import autograd
 from hybridgraph.nd.errors import AttrError, DTypeError, MXNetError, ShapeError
 from hybridgraph.nd.registry import get_op
@@ -359,3 +360,13 @@ def test_scatter_add_without_ufunc_at_matches_numpy():
     np.testing.assert_allclose(got, want, rtol=1e-12)
     got1 = scatter_add(shim, np.zeros(4), idx, vals[:, 0, 0])
     np.testing.assert_allclose(got1, np.bincount(idx, vals[:, 0, 0], minlength=4), rtol=1e-12)
+
+
+def test_a_none_input_keyword_counts_as_not_given():
+    # MXNet's generated functions skip None inputs: sequence_length=None with the flag off is fine
+    s = sym.SequenceReverse(sym.var("d"), sequence_length=None, use_sequence_length=False)
+    assert s.list_arguments() == ["d"]
+    x = nd.array([[1.0, 2.0], [3.0, 4.0]])
+    assert nd.SequenceReverse(x, sequence_length=None).asnumpy().tolist() == [[3.0, 4.0], [1.0, 2.0]]
+    with pytest.raises(AttrError, match="unexpected input"):
+        sym.SequenceReverse(sym.var("d"), sequence_length=sym.var("l"))

@@ -349,3 +349,27 @@ def test_dropout_axes_modes_seed_and_edge_probabilities():
     with pytest.raises(AttrError, match="'p'"):
         _call("Dropout", x, p=1.5)
     assert op.is_random and op.train_aware and op.num_visible_outputs(a) == 1
+
+
+def test_prelu_gamma_of_the_data_rank_broadcasts():
+    # MXNet 1.9.1: a gamma with the data's rank broadcasts elementwise (values from the real thing)
+    x = nd.array([[-1, 2, -3, 4], [1, -2, 3, -4], [-1, -1, -1, -1]])
+    full = nd.LeakyReLU(x, gamma=nd.arange(12).reshape((3, 4)), act_type="prelu")
+    assert full.asnumpy().tolist() == [[0, 2, -6, 4], [1, -10, 3, -28], [-8, -9, -10, -11]]
+    g = nd.array([1, 2, 3]).reshape((3, 1))
+    g.attach_grad()
+    with autograd.record():
+        y = nd.LeakyReLU(x, gamma=g, act_type="prelu")
+    y.backward()
+    assert y.asnumpy()[2].tolist() == [-3, -3, -3, -3]
+    assert g.grad.asnumpy().ravel().tolist() == [-4, -6, -4]
+    with pytest.raises(ShapeError, match="broadcasts"):
+        nd.LeakyReLU(x, gamma=nd.ones((2, 4)), act_type="prelu")
+
+
+def test_prelu_matrix_gamma_lines_up_with_leading_axes():
+    # MXNet 1.9.1: gamma (N, C) on (N, C, H, W) data scales each (n, c) plane
+    x = -nd.ones((3, 4, 2, 2))
+    gamma = nd.array([[1, 2, 3, 4]] * 3)
+    out = nd.LeakyReLU(x, gamma=gamma, act_type="prelu").asnumpy()
+    assert out[:, :, 1, 1].tolist() == [[-1, -2, -3, -4]] * 3

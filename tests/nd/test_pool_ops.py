@@ -175,3 +175,12 @@ def test_roi_pooling_hidden_argmax_output():
     want_out, want_idx = roi_ref(x.astype(np.float64), rois, pooled_size=(3, 2), spatial_scale=1.0)
     np.testing.assert_array_equal(out, want_out)
     np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_same_convention_accepts_zero_pad_of_any_length():
+    # MXNet 1.9.1 checks only that pad is zeros: (0, 0, 0) with a 1-D kernel is fine
+    x = nd.array(np.arange(10.0).reshape(1, 1, 10))
+    out = nd.Pooling(x, kernel=(2,), stride=(2,), pad=(0, 0, 0), pooling_convention="same")
+    assert out.shape == (1, 1, 5)
+    with pytest.raises(AttrError, match="disables the pad"):
+        nd.Pooling(x, kernel=(2,), stride=(2,), pad=(2,), pooling_convention="same")

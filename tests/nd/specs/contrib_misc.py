@@ -1,0 +1,64 @@
+"""Specs for nd/ops/contrib_misc.py: quadratic, all_finite, multi_all_finite,
+index_array, ravel_multi_index, unravel_index (forward values checked by MXNet 1.9.1)."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tests.op_specs import OpSpec, arr, ints, shapes
+
+_ZERO = "zero gradient (MXNet's MakeZeroGradNodes)"
+
+
+def _quad_case(draw):
+    coef = st.floats(-2.0, 2.0, allow_nan=False, width=32)
+    return [draw(arr(shapes()))], {"a": draw(coef), "b": draw(coef), "c": draw(coef)}
+
+
+def _finite_ref(*xs, **_):
+    return np.array([float(all(np.isfinite(x).all() for x in xs))], dtype=np.float32)
+
+
+def _with_nan(draw):
+    # nan only: the paths harness casts inputs to int, which inf cannot survive (inf: tests/compat)
+    x = draw(arr(shapes(max_dims=2)))
+    if draw(st.booleans()):
+        x.flat[draw(st.integers(0, x.size - 1))] = np.nan
+    return x
+
+
+def _index_case(draw):
+    x = draw(arr(shapes(max_dims=3)))
+    axes = draw(st.one_of(st.none(), st.lists(st.integers(-x.ndim, x.ndim - 1), min_size=1, max_size=3)))
+    return [x], ({} if axes is None else {"axes": tuple(axes)})
+
+
+def _index_ref(x, axes=None):
+    grid = np.stack(np.indices(x.shape), axis=-1)
+    return grid if axes is None else grid[..., list(axes)]
+
+
+def _ravel_case(draw):
+    shape = draw(shapes(max_dims=3))
+    n = draw(st.integers(1, 5))
+    idx = np.stack([draw(ints((n,), 0, d - 1)) for d in shape]).astype(np.float64)
+    return [idx], {"shape": shape}
+
+
+def _unravel_case(draw):
+    shape = draw(shapes(max_dims=3))
+    return [draw(ints((draw(st.integers(1, 5)),), 0, int(np.prod(shape)) - 1)).astype(np.float64)], {"shape": shape}
+
+
+SPECS = [
+    OpSpec("_contrib_quadratic", case=_quad_case, ref=lambda x, a, b, c: a * x * x + b * x + c),
+    OpSpec("all_finite", case=lambda draw: ([_with_nan(draw)], {}), ref=_finite_ref, nondiff=_ZERO),
+    OpSpec("multi_all_finite", case=lambda draw: ([_with_nan(draw), _with_nan(draw)], {"num_arrays": 2}),
+           ref=_finite_ref, nondiff=_ZERO),
+    OpSpec("_contrib_index_array", case=_index_case, ref=_index_ref, nondiff=_ZERO),
+    OpSpec("_ravel_multi_index", case=_ravel_case,
+           ref=lambda x, shape: np.ravel_multi_index(x.astype(np.int64), shape).astype(x.dtype), nondiff=_ZERO),
+    OpSpec("_unravel_index", case=_unravel_case,
+           ref=lambda x, shape: np.stack(np.unravel_index(x.astype(np.int64), shape)).astype(x.dtype),
+           nondiff=_ZERO),
+]
