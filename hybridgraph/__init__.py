@@ -27,6 +27,9 @@ ALIASES = {
     "module": "hybridgraph.module", "mod": "hybridgraph.module", "viz": "hybridgraph.symbol.viz",
     "visualization": "hybridgraph.symbol.viz", "kvstore": "hybridgraph.kvstore",
     "name": "hybridgraph.symbol.naming", "attribute": "hybridgraph.symbol.naming",
+    "np": "hybridgraph.nd.numpy", "numpy": "hybridgraph.nd.numpy",
+    "npx": "hybridgraph.nd.numpy_extension", "numpy_extension": "hybridgraph.nd.numpy_extension",
+    "util": "hybridgraph.nd.numpy.mode",
 }
 
 

@@ -31,6 +31,9 @@ from .random_data import (np_reduce, rand_coord_2d, rand_ndarray, rand_shape_2d,
                           random_arrays, random_sample, random_uniform_arrays)
 from .gradient_check import (check_consistency, check_numeric_gradient, check_symbolic_backward,
                              check_symbolic_forward, numeric_grad, simple_forward)
+from .np_test_utils import (check_gluon_hybridize_consistency, gen_buckets_probs_with_ppf, has_tvm_ops,
+                            is_op_runnable, new_matrix_with_real_eigvals_nd, new_sym_matrix_with_real_eigvals_nd,
+                            use_np, verify_generator)
 
 __all__ = ["default_context", "set_default_context", "default_dtype", "default_rtols", "default_atols",
            "default_numeric_eps", "effective_dtype", "get_tolerance", "get_tols", "get_rtol", "get_atol",
@@ -40,7 +43,9 @@ __all__ = ["default_context", "set_default_context", "default_dtype", "default_r
            "assert_almost_equal_with_err", "assert_exception", "retry", "simple_forward", "numeric_grad",
            "check_numeric_gradient", "check_symbolic_forward", "check_symbolic_backward",
            "check_consistency", "list_gpus", "same_array", "set_env_var", "environment",
-           "collapse_sum_like", "same_symbol_structure"]
+           "collapse_sum_like", "same_symbol_structure", "use_np", "check_gluon_hybridize_consistency",
+           "gen_buckets_probs_with_ppf", "verify_generator", "is_op_runnable", "has_tvm_ops",
+           "new_matrix_with_real_eigvals_nd", "new_sym_matrix_with_real_eigvals_nd"]
 
 
 def list_gpus() -> list[int]:

@@ -38,3 +38,5 @@ def waitall() -> None:
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while_loop
+
+from . import numpy as np, numpy_extension as npx  # noqa: E402, F401 - MXNet's F.np / F.npx (mx.nd.np)

@@ -1,0 +1,78 @@
+"""`mx.np.ndarray` indexing: numpy's rules (integer indices drop axes, 0-d results,
+boolean masks, integer-array indices), as MXNet 1.9's np front end.
+
+Outside autograd recording the backend array is indexed directly (basic indices give
+views, as MXNet's contiguous slices do). While recording, or on traced arrays, the
+index becomes registry ops (slice + reshape, take) so gradients flow and graphs export;
+advanced forms other than one integer or boolean index array on the first axis raise a
+clear error there.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as onp
+
+from .. import autograd
+from ..dispatch import invoke
+from ..errors import MXNetError
+from ..indexing import _getitem_ops, _is_basic
+from ..ndarray import NDArray
+from ..registry import get_op
+from .multiarray import array_from, as_np
+
+
+def np_key(key: Any) -> Any:
+    """Array indices as backend arrays: bool masks stay bool, floats become int64 (MXNet)."""
+    if isinstance(key, NDArray):
+        d = key._data
+        return d.astype(onp.int64) if d.dtype.kind == "f" else d
+    if isinstance(key, tuple):
+        return tuple(np_key(k) for k in key)
+    if isinstance(key, list):
+        a = onp.asarray(key)
+        return a if a.dtype == onp.bool_ else a.astype(onp.int64)
+    return key
+
+
+def _result_shape(shape: tuple, key: Any) -> tuple:
+    """numpy's result shape of a basic index (no data touched)."""
+    probe = onp.lib.stride_tricks.as_strided(onp.zeros(1, dtype=onp.int8), shape=shape,
+                                             strides=(0,) * len(shape))
+    return probe[key].shape
+
+
+def getitem(x, key):
+    """x[key] with numpy semantics."""
+    if x._is_symbolic or (x._ag is not None and autograd.is_recording()):
+        return _getitem_recorded(x, key)
+    res = x._data[np_key(key)]
+    return array_from(res, x._ctx)
+
+
+def _getitem_recorded(x, key):
+    if _is_basic(key):
+        out = as_np(_getitem_ops(x, key))
+        try:
+            want = _result_shape(tuple(x.shape), key)
+        except (TypeError, AttributeError):   # a traced array of unknown shape
+            return out
+        if tuple(out.shape) != want:
+            out = as_np(invoke(get_op("_np_reshape"), [out], {"newshape": want}))
+        return out
+    idx = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    if isinstance(idx, (list, onp.ndarray)):
+        idx = onp.asarray(idx)
+        if not x._is_symbolic:
+            idx = array_from(idx if idx.dtype == onp.bool_ else idx.astype(onp.int64), x._ctx)
+    if isinstance(idx, NDArray) and not idx._is_symbolic and idx.dtype == onp.bool_:
+        if idx.ndim != 1:
+            raise MXNetError("boolean indexing while recording supports a 1-D mask on the first axis; "
+                             f"got a mask of shape {idx.shape}")
+        pos = onp.nonzero(idx.asnumpy())[0].astype(onp.int64)
+        idx = array_from(pos, x._ctx)
+    if hasattr(idx, "_is_symbolic"):
+        return as_np(invoke(get_op("take"), [x, idx], {"axis": 0}))
+    raise MXNetError("advanced indexing other than one integer or boolean index array on the first "
+                     "axis is not supported while recording or tracing; use np.take or npx.pick")
+

@@ -1,0 +1,183 @@
+"""mx.np / mx.npx front end: the ndarray type, dtype rules, indexing, autograd, functions.
+
+Expected dtypes and shapes were read off real MXNet 1.9.1 with `npx.set_np()`.
+"""
+from __future__ import annotations
+
+import numpy as onp
+import pytest
+
+import hybridgraph as mx
+from hybridgraph import autograd, np, npx
+
+
+@pytest.fixture(autouse=True)
+def _np_mode():
+    npx.set_np()
+    yield
+    npx.reset_np()
+
+
+def test_import_paths_and_mode():
+    import hybridgraph.numpy as np2  # noqa: PLC0415
+    from hybridgraph.util import is_np_array  # noqa: PLC0415
+    assert np2 is np and is_np_array() and npx.is_np_array() and npx.is_np_shape()
+    npx.reset_np()
+    assert not npx.is_np_array()
+    with mx.util.np_array(True):
+        assert npx.is_np_array()
+    with pytest.raises(ValueError):
+        npx.set_np(shape=False, array=True)
+
+
+@pytest.mark.parametrize("lhs,rhs,want", [
+    ("int32", "float32", "float32"), ("int32", "float64", "float64"), ("int32", "int64", "int64"),
+    ("uint8", "int8", "int32"), ("bool", "bool", "float32"), ("float32", "float64", "float64"),
+    ("bool", "int32", "int32"), ("float32", "float32", "float32"),
+])
+def test_binary_type_promotion(lhs, rhs, want):
+    a = np.array([1, 0, 1], dtype=lhs)
+    b = np.array([1, 1, 0], dtype=rhs)
+    assert (a + b).dtype == onp.dtype(want)
+    assert (a * b).dtype == onp.dtype(want)
+
+
+def test_scalar_and_unary_dtypes():
+    i = np.array([1, 2, 3], dtype="int32")
+    b = np.array(onp.array([True, False, True]))
+    assert (i / i).dtype == onp.float32
+    assert (i * 2.5).dtype == onp.int32 and (i + 1).dtype == onp.int32
+    assert (b + 1).dtype == onp.float32
+    assert np.exp(i).dtype == onp.int32
+    assert np.sum(i).dtype == onp.int32 and np.sum(i).shape == ()
+    assert np.sum(b).dtype == onp.float32
+    assert np.mean(i).dtype == onp.float32 and np.mean(i).item() == 2.0
+    assert np.argmax(np.array([1.0, 3.0, 2.0])).dtype == onp.int64
+    assert (np.array([1.0, 2.0]) == 1).dtype == onp.bool_
+
+
+def test_creation_defaults():
+    assert np.array([1, 2]).dtype == onp.float32
+    assert np.array([True, False]).dtype == onp.float32   # Python bools become float32 (MXNet)
+    assert np.array(onp.arange(3)).dtype == onp.int64     # numpy arrays keep their dtype
+    assert np.arange(5).dtype == onp.float32
+    assert np.full((2,), 3).dtype == onp.float32
+    assert np.zeros((2, 3)).shape == (2, 3) and np.eye(3).shape == (3, 3)
+    assert np.linspace(0, 1, 5).shape == (5,)
+    z = np.array(3.0)
+    assert z.shape == () and (z + 1).item() == 4.0
+    assert np.ones((0, 3)).sum(axis=0).shape == (3,)
+
+
+def test_repr_and_conversion():
+    assert repr(np.array([1, 2, 3], dtype="int32")) == "array([1, 2, 3], dtype=int32)"
+    assert repr(np.array([1.0, 2.0])) == "array([1., 2.])"
+    assert repr(np.array([1.0, 2.0], dtype="float64")) == "array([1., 2.], dtype=float64)"
+    x = np.array([[1.0, 2.0]])
+    nd_x = x.as_nd_ndarray()
+    assert type(nd_x) is mx.nd.NDArray and nd_x._data is x._data
+    back = nd_x.as_np_ndarray()
+    assert isinstance(back, np.ndarray) and back._data is x._data
+    assert x[0, 1].item() == 2.0 and isinstance(x[0, 1].item(), float)
+    assert x.ctx == mx.cpu() and x.context == mx.cpu()
+
+
+def test_indexing_numpy_semantics():
+    f = np.array([1.0, 2.0, 3.0])
+    assert f[0].shape == ()
+    mask = np.array(onp.array([True, False, True]))
+    assert f[mask].asnumpy().tolist() == [1.0, 3.0]
+    assert f[[0, 2]].shape == (2,)
+    m = np.arange(12).reshape(3, 4)
+    assert m[None].shape == (1, 3, 4) and m[1, ::2].asnumpy().tolist() == [4.0, 6.0]
+    m[m > 5] = 0
+    assert m.asnumpy().max() == 5
+    m[0] = np.array([9.0, 9, 9, 9])
+    assert m[0].asnumpy().tolist() == [9.0] * 4
+
+
+def test_operands_mxnet_refuses():
+    with pytest.raises(TypeError):
+        _ = np.ones(3) + onp.ones(3)
+
+
+def test_autograd_through_np_ops():
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    x.attach_grad()
+    with autograd.record():
+        y = (x * x + 2 * x).sum()
+        z = x[0].sum() + np.dot(x, x).mean()
+    y.backward()
+    assert isinstance(x.grad, np.ndarray)
+    onp.testing.assert_allclose(x.grad.asnumpy(), 2 * x.asnumpy() + 2)
+    z.backward()
+    xn = x.asnumpy()
+    want = onp.array([[1.0, 1.0], [0.0, 0.0]]) + (onp.ones((2, 2)) @ xn.T + xn.T @ onp.ones((2, 2))) / 4
+    onp.testing.assert_allclose(x.grad.asnumpy(), want, rtol=1e-6)
+
+
+def test_inplace_and_recorded_indexing():
+    a = np.ones((2, 2))
+    a += 1
+    a *= np.array([1.0, 2.0])
+    assert a.asnumpy().tolist() == [[2.0, 4.0], [2.0, 4.0]]
+    x = np.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y = x[1] * 3 + x[np.array([0, 2], dtype="int32")].sum()
+    y.backward()
+    assert x.grad.asnumpy().tolist() == [1.0, 3.0, 1.0]
+
+
+def test_functions():
+    a = np.arange(6).reshape(2, 3)
+    assert np.concatenate([a, a], axis=0).shape == (4, 3)
+    assert np.stack([a, a]).shape == (2, 2, 3)
+    assert [p.shape for p in np.split(a, 3, axis=1)] == [(2, 1)] * 3
+    assert np.where(a > 2, a, np.zeros_like(a)).asnumpy().tolist() == [[0, 0, 0], [3, 4, 5]]
+    assert np.clip(a, 1, 3).asnumpy().max() == 3
+    assert np.matmul(a, a.T).shape == (2, 2) and np.tensordot(a, a, ([1], [1])).shape == (2, 2)
+    onp.testing.assert_allclose(np.linalg.norm(a).item(), onp.linalg.norm(a.asnumpy()), rtol=1e-6)
+    onp.testing.assert_allclose(np.std(a).item(), a.asnumpy().std(), rtol=1e-6)
+    assert np.expand_dims(a, 0).shape == (1, 2, 3) and np.squeeze(np.ones((1, 3, 1))).shape == (3,)
+    assert np.broadcast_to(np.ones(3), (2, 3)).shape == (2, 3)
+    assert np.maximum(a, 2).asnumpy().min() == 2 and np.exp(0.0) == 1.0
+
+
+def test_random_signatures():
+    mx.random.seed(7)
+    u = np.random.uniform(0, 1, size=(2, 3), ctx=mx.cpu())
+    assert u.shape == (2, 3) and u.dtype == onp.float32 and 0 <= u.asnumpy().min() <= u.asnumpy().max() < 1
+    mx.random.seed(7)
+    assert (np.random.uniform(0, 1, size=(2, 3)).asnumpy() == u.asnumpy()).all()
+    n = np.random.normal(0, 1, (1000,), device=mx.cpu())
+    assert abs(float(n.mean().item())) < 0.2
+    r = np.random.randint(0, 5, (3,))
+    assert r.dtype == onp.int64 and r.asnumpy().max() < 5
+    out = np.zeros((4,))
+    np.random.uniform(size=(4,), out=out)
+    assert out.asnumpy().max() > 0
+    loc = np.zeros((3,))
+    assert np.random.normal(loc, 1.0).shape == (3,)
+
+
+def test_npx_ops():
+    x = np.array([[-1.0, 2.0], [3.0, -4.0]])
+    assert isinstance(npx.relu(x), np.ndarray) and npx.relu(x).asnumpy().min() == 0
+    onp.testing.assert_allclose(npx.softmax(x).asnumpy().sum(axis=-1), [1.0, 1.0], rtol=1e-6)
+    assert npx.pick(x, np.array([1.0, 0.0])).asnumpy().tolist() == [2.0, 3.0]
+    assert npx.one_hot(np.array([0.0, 2.0]), 3).shape == (2, 3)
+    assert npx.reshape(np.ones((2, 3, 4)), (-5, -4)).shape == (6, 4)
+    assert npx.reshape(np.ones((2, 3, 4)), (-2, -6, 3, 1, -4)).shape == (2, 3, 1, 4)
+    assert npx.reshape(np.ones((1, 3)), (-3, -2)).shape == (3,)
+    w = np.ones((5, 2))
+    assert npx.fully_connected(x, w, None, num_hidden=5, no_bias=True).shape == (2, 5)
+    assert npx.activation(x, act_type="tanh").shape == (2, 2)
+    assert npx.batch_dot(np.ones((2, 3, 4)), np.ones((2, 4, 5))).shape == (2, 3, 5)
+
+
+def test_npx_save_load(tmp_path):
+    path = str(tmp_path / "arrs")
+    npx.save(path, {"a": np.arange(3)})
+    got = npx.load(path)
+    assert isinstance(got["a"], np.ndarray) and got["a"].asnumpy().tolist() == [0.0, 1.0, 2.0]
