@@ -15,6 +15,8 @@ from typing import Any
 from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
+from hybridgraph.nd.numpy.mode import is_np_array
+from hybridgraph.nd.numpy.multiarray import as_np
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.tracer import current_trace
 
@@ -132,6 +134,8 @@ class HybridBlock(Block):
         arrays = flat if len(positions) == len(flat) else [flat[i] for i in positions]
         ctx = arrays[0]._ctx if arrays else nd.current_context()
         outs = graph(arrays, arrays_on(traced.params, ctx))
+        if is_np_array():   # numpy mode: a hybridized block returns mx.np arrays
+            as_np(outs)
         return regroup(traced.fill_outputs(outs), traced.out_fmt)
 
     def _build_cache(self, args, kwargs, key, gkey):

@@ -27,3 +27,7 @@ __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrS
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / while_loop
+
+# F.np / F.npx in a traced hybrid_forward: the np functions build graph nodes from symbolic inputs
+np = _nd.np
+npx = _nd.npx
