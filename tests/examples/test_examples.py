@@ -129,3 +129,16 @@ def test_property_testing_functions_are_importable_tests():
     module.test_output_shape_and_finite()          # a @given test runs under the session's profile
     out = module.make_block()(module.mx.nd.zeros((2, module.FEATURES)))
     assert out.shape == (2, module.FEATURES)
+
+
+def test_d2l_numpy_workflow(tmp_path):
+    """examples/d2l_numpy.py: mx.np / npx code from d2l trains, hybridizes, exports and reloads."""
+    from hybridgraph import npx  # noqa: PLC0415
+    try:
+        result = load_example("d2l_numpy").main(["--quick", "--out", str(tmp_path)])
+    finally:
+        npx.reset_np()   # the example turns numpy mode on at import, as d2l does
+    assert result["linear"]["w_error"] < 0.05 and result["linear"]["loss"] < 1e-3
+    assert result["softmax_accuracy"] >= 0.85 and result["mlp_accuracy"] >= 0.85
+    assert result["lenet_accuracy"] >= 0.85 and result["reloaded_identical"] is True
+    assert Path(result["prefix"] + "-symbol.json").is_file()
