@@ -66,10 +66,12 @@ def _getitem_recorded(x, key):
         if not x._is_symbolic:
             idx = array_from(idx if idx.dtype == onp.bool_ else idx.astype(onp.int64), x._ctx)
     if isinstance(idx, NDArray) and not idx._is_symbolic and idx.dtype == onp.bool_:
-        if idx.ndim != 1:
-            raise MXNetError("boolean indexing while recording supports a 1-D mask on the first axis; "
-                             f"got a mask of shape {idx.shape}")
-        pos = onp.nonzero(idx.asnumpy())[0].astype(onp.int64)
+        if tuple(idx.shape) != tuple(x.shape[:idx.ndim]):
+            raise MXNetError(f"boolean index of shape {idx.shape} does not match the leading dimensions "
+                             f"of the indexed array {x.shape}")
+        if idx.ndim > 1:   # an N-d mask selects from the leading axes flattened into one
+            x = as_np(invoke(get_op("_np_reshape"), [x], {"newshape": (-1,) + tuple(x.shape[idx.ndim:])}))
+        pos = onp.flatnonzero(idx.asnumpy()).astype(onp.int64)
         idx = array_from(pos, x._ctx)
     if hasattr(idx, "_is_symbolic"):
         return as_np(invoke(get_op("take"), [x, idx], {"axis": 0}))

@@ -84,5 +84,7 @@ def multinomial(n: int, pvals, size=None) -> ndarray:
     """Counts of `n` draws over the categories `pvals` (int64; shape `size + (len(pvals),)`)."""
     probs = pvals.asnumpy() if isinstance(pvals, NDArray) else onp.asarray(pvals, dtype=onp.float64)
     ctx = current_context()
-    res = rng.generator(ctx).multinomial(int(n), probs.astype(onp.float64), size=_size(size))
+    probs = probs.astype(onp.float64)
+    probs = probs / probs.sum()   # float32 probabilities may sum to 1 + eps (numpy refuses > 1)
+    res = rng.generator(ctx).multinomial(int(n), probs, size=_size(size))
     return array_from(onp.asarray(res, dtype=onp.int64), ctx)

@@ -181,3 +181,47 @@ def test_npx_save_load(tmp_path):
     npx.save(path, {"a": np.arange(3)})
     got = npx.load(path)
     assert isinstance(got["a"], np.ndarray) and got["a"].asnumpy().tolist() == [0.0, 1.0, 2.0]
+
+
+def test_boolean_mask_recorded_and_inplace_rules():
+    x = np.arange(24).reshape(2, 3, 4)
+    x.attach_grad()
+    mask_np = onp.array([[True, False, True], [False, False, True]])
+    with autograd.record():
+        y = x[np.array(mask_np)].sum()
+    y.backward()
+    onp.testing.assert_array_equal(x.grad.asnumpy()[..., 0], mask_np.astype(onp.float32))
+    with autograd.record():
+        with pytest.raises(mx.MXNetError, match="Inplace operations"):
+            x[0] = np.zeros((3, 4))
+
+
+def test_order_format_and_multinomial():
+    with pytest.raises(NotImplementedError):
+        np.zeros((2,), order="F")
+    with pytest.raises(NotImplementedError):
+        np.ones(2).copy(order="F")
+    assert "{:0.3g}".format(np.array(onp.pi)) == "3.14"  # noqa: UP032 - str.format is what is tested
+    assert "{}".format(np.array([1.0, 2.0])) == "[1. 2.]"  # noqa: UP032
+    with pytest.raises(TypeError):
+        "{:30}".format(np.array([1.0]))  # noqa: UP032
+    counts = np.random.multinomial(100, np.array([0.1, 0.2, 0.3, 0.4]), size=(2,))
+    assert counts.shape == (2, 4) and counts.dtype == onp.int64 and (counts.asnumpy().sum(axis=1) == 100).all()
+
+
+def test_use_np_on_a_block_class():
+    npx.reset_np()
+
+    @npx.use_np
+    class Block(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.w = self.params.get("w", shape=(3, 2))
+
+        def hybrid_forward(self, F, x, w):  # noqa: N803
+            return F.np.dot(x, w)
+
+    net = Block()
+    net.initialize()          # inherited, wrapped too: the parameters are np arrays
+    assert isinstance(net.w.data(), np.ndarray) and not npx.is_np_array()
+    assert isinstance(net(np.ones((4, 3))), np.ndarray)
