@@ -42,6 +42,25 @@ def _result_shape(shape: tuple, key: Any) -> tuple:
     return probe[key].shape
 
 
+def _is_index_array(k: Any) -> bool:
+    if isinstance(k, NDArray):
+        return not k._is_symbolic and k.dtype != onp.bool_
+    return isinstance(k, (list, range, onp.ndarray))
+
+
+def _gather(x, key: tuple):
+    """Integer arrays on the leading axes, broadcast together, through `gather_nd` (differentiable)."""
+    parts = [k.asnumpy() if isinstance(k, NDArray) else onp.asarray(list(k) if isinstance(k, range) else k)
+             for k in key]
+    parts = onp.broadcast_arrays(*[p.astype(onp.int64) for p in parts])
+    for axis, p in enumerate(parts):
+        n = x.shape[axis]
+        if p.size and (p.min() < -n or p.max() >= n):
+            raise IndexError(f"index out of bounds for axis {axis} with size {n}")
+    indices = array_from(onp.stack([p % x.shape[i] for i, p in enumerate(parts)]), x._ctx)
+    return as_np(invoke(get_op("gather_nd"), [x, indices], {}))
+
+
 def getitem(x, key):
     """x[key] with numpy semantics."""
     if x._is_symbolic or (x._ag is not None and autograd.is_recording()):
@@ -60,6 +79,8 @@ def _getitem_recorded(x, key):
         if tuple(out.shape) != want:
             out = as_np(invoke(get_op("_np_reshape"), [out], {"newshape": want}))
         return out
+    if isinstance(key, tuple) and len(key) > 1 and all(_is_index_array(k) for k in key) and not x._is_symbolic:
+        return _gather(x, key)   # x[rows, cols]: d2l's y_hat[range(len(y_hat)), y]
     idx = key[0] if isinstance(key, tuple) and len(key) == 1 else key
     if isinstance(idx, (list, onp.ndarray)):
         idx = onp.asarray(idx)

@@ -225,3 +225,15 @@ def test_use_np_on_a_block_class():
     net.initialize()          # inherited, wrapped too: the parameters are np arrays
     assert isinstance(net.w.data(), np.ndarray) and not npx.is_np_array()
     assert isinstance(net(np.ones((4, 3))), np.ndarray)
+
+
+def test_d2l_cross_entropy_indexing_records():
+    """d2l's `-np.log(y_hat[range(len(y_hat)), y])` differentiates (gather_nd while recording)."""
+    y_hat = np.array([[0.1, 0.3, 0.6], [0.3, 0.2, 0.5]])
+    y = np.array([0, 2], dtype="int32")
+    y_hat.attach_grad()
+    with autograd.record():
+        loss = -np.log(y_hat[range(len(y_hat)), y]).sum()
+    loss.backward()
+    onp.testing.assert_allclose(loss.item(), -onp.log(0.1) - onp.log(0.5), rtol=1e-6)
+    onp.testing.assert_allclose(y_hat.grad.asnumpy(), [[-10.0, 0, 0], [0, 0, -2.0]], rtol=1e-5)
