@@ -31,3 +31,4 @@ _control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / w
 # F.np / F.npx in a traced hybrid_forward: the np functions build graph nodes from symbolic inputs
 np = _nd.np
 npx = _nd.npx
+Symbol.as_np_ndarray = Symbol.as_nd_ndarray = lambda self: self   # np and nd symbols are one Symbol here

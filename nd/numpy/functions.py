@@ -87,6 +87,7 @@ def empty_like(prototype, dtype=None, order="C", subok=False, shape=None) -> nda
 
 def arange(start, stop=None, step=1, dtype=None, ctx=None, device=None) -> ndarray:
     """Evenly spaced values in [start, stop) (float32 by default, as MXNet)."""
+    step = 1 if step is None else step
     if stop is None:
         start, stop = 0, start
     return call("_npi_arange", [], {"start": start, "stop": stop, "step": step, "ctx": _ctx(ctx, device),
@@ -337,11 +338,11 @@ def flip(m, axis=None) -> ndarray:
     return call("reverse", [m], {"axis": axes})
 
 
-def sort(a, axis=-1) -> ndarray:
+def sort(a, axis=-1, kind=None, order=None) -> ndarray:
     return call("sort", [a], {"axis": axis})
 
 
-def argsort(a, axis=-1) -> ndarray:
+def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
     return call("argsort", [a], {"axis": axis, "dtype": "int64"})
 
 
@@ -388,6 +389,98 @@ def outer(a, b) -> ndarray:
 
 def inner(a, b) -> ndarray:
     return tensordot(a, b, ([-1], [-1]))
+
+
+def vdot(a, b) -> ndarray:
+    return dot(ravel(a), ravel(b))
+
+
+def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
+    """Whether any element is non-zero (bool), from registry ops."""
+    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+
+
+def all(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
+    """Whether every element is non-zero (bool), from registry ops."""
+    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+
+
+def average(a, axis=None, weights=None, returned=False, out=None):
+    if weights is None:
+        avg = mean(a, axis=axis)
+        wsum = full_like(avg, a.size // builtins_max(avg.size, 1))
+    else:
+        wsum = sum(weights, axis=axis if weights.ndim == a.ndim else None)
+        avg = true_divide(sum(multiply(a, weights), axis=axis), wsum)  # noqa: F821
+    return (avg, wsum) if returned else avg
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0, ctx=None, device=None):
+    return power(base, linspace(start, stop, num, endpoint=endpoint, dtype=dtype, ctx=ctx, device=device))  # noqa: F821
+
+
+def atleast_1d(*arys):
+    res = [a.reshape(1) if a.ndim == 0 else a for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+def atleast_2d(*arys):
+    res = [a.reshape(1, 1) if a.ndim == 0 else a.reshape(1, -1) if a.ndim == 1 else a for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+def atleast_3d(*arys):
+    def lift(a):
+        if a.ndim == 0:
+            return a.reshape(1, 1, 1)
+        if a.ndim == 1:
+            return a.reshape(1, -1, 1)
+        return expand_dims(a, -1) if a.ndim == 2 else a
+    res = [lift(a) for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+def broadcast_arrays(*args) -> list:
+    shape = tuple(onp.broadcast_shapes(*[tuple(a.shape) for a in args]))
+    return [broadcast_to(a, shape) for a in args]
+
+
+def meshgrid(*xi, indexing="xy", sparse=False, copy=True) -> list:
+    n = len(xi)
+    shapes = [[1] * n for _ in xi]
+    for i in range(n):
+        shapes[i][i] = -1
+    if indexing == "xy" and n > 1:
+        shapes[0][0], shapes[0][1] = 1, -1
+        shapes[1][0], shapes[1][1] = -1, 1
+    grids = [reshape_call(x, tuple(s)) for x, s in zip(xi, shapes)]
+    return grids if sparse else broadcast_arrays(*grids)
+
+
+def append(arr, values, axis=None) -> ndarray:
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], axis=0)
+    return concatenate([arr, values], axis=axis)
+
+
+def vsplit(ary, indices_or_sections) -> list:
+    return split(ary, indices_or_sections, axis=0)
+
+
+def hsplit(ary, indices_or_sections) -> list:
+    return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
+
+
+def dsplit(ary, indices_or_sections) -> list:
+    return split(ary, indices_or_sections, axis=2)
+
+
+def dstack(arrays) -> ndarray:
+    return concatenate([atleast_3d(a) for a in arrays], axis=2)
+
+
+def column_stack(tup) -> ndarray:
+    return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
 def may_share_memory(a, b, max_work=None) -> bool:

@@ -56,14 +56,14 @@ def _binary_np_forward(kernel, true_divide: bool = False):
         dt = promote(lhs.dtype, rhs.dtype)
         if true_divide and dt.kind in "iub":
             dt = _F32
-        return (kernel(xp, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)),)
+        return (xp.asarray(kernel(xp, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False))),)
     return forward
 
 
 def _compare_forward(kernel):
     def forward(xp, a, lhs, rhs):
         dt = promote(lhs.dtype, rhs.dtype)
-        return (kernel(xp, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False)).astype(np.bool_),)
+        return (xp.asarray(kernel(xp, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False))).astype(np.bool_),)
     return forward
 
 
@@ -110,7 +110,7 @@ def _scalar_np_forward(kernel, reverse: bool, true_divide: bool, compare: bool):
             dt = np.dtype(np.float64) if x.dtype.kind in "iub" and not a.is_int else x.dtype
         x = x.astype(dt, copy=False)
         s = dt.type(a.scalar)
-        r = kernel(xp, s, x) if reverse else kernel(xp, x, s)
+        r = xp.asarray(kernel(xp, s, x) if reverse else kernel(xp, x, s))
         return ((r.astype(np.bool_) if compare else r.astype(dt, copy=False)),)
     return forward
 
@@ -158,6 +158,8 @@ for _np_name in NP_COMPARE_SCALAR:
 
 def _unary_np_forward(kernel):
     def forward(xp, a, x):
+        if x.ndim == 0:   # numpy ufuncs give scalars for 0-d arrays; the kernels write in place
+            return (forward(xp, a, x.reshape(1))[0].reshape(()),)
         r = kernel(xp, x)
         return (r.astype(x.dtype, copy=False) if r.dtype != x.dtype else r,)
     return forward

@@ -15,6 +15,7 @@ import numpy as np
 from ..attrs import Attr
 from ..errors import ShapeError
 from ..registry import ZERO_GRAD, OpDef, add_op, get_op, shape_known
+from .matrix import _as_list
 from .reduce import REDUCTIONS, _reduce_gradient, sum_to_shape
 
 _F32 = np.dtype(np.float32)
@@ -455,8 +456,7 @@ def _concatenate_grad(F, a, inputs, outputs, ograds):
     if a.axis is None:
         raise NotImplementedError("the gradient of np.concatenate with axis=None is not supported; "
                                   "flatten the inputs first")
-    res = F._backward_Concat(ograds[0], *inputs, num_args=n, dim=a.axis)
-    return list(res) if isinstance(res, (list, tuple)) else [res]
+    return _as_list(F._backward_Concat(ograds[0], *inputs, num_args=n, dim=a.axis), n)
 
 
 add_op(OpDef("_npi_concatenate", inputs=_arg_names, key_var_num_args="num_args",

@@ -165,6 +165,44 @@ def _random(name, attrs):
     return OpSpec(name, case=lambda draw: ([], attrs(draw)), nondiff="random sampling")
 
 
+def _backward_case(forward_case, ref):
+    def case(draw):
+        (a, b), attrs = forward_case(draw)
+        return [draw(arr(np.shape(ref(a, b)))), a, b], attrs
+    return case
+
+
+def _dot_backward_ref(g, a, b, **kw):
+    """np.dot's gradients by the chain rule on the einsum of the forward (reference)."""
+    if a.ndim == 0 or b.ndim == 0:
+        return (np.sum(g * b).reshape(a.shape) if a.ndim == 0 else g * b,
+                np.sum(g * a).reshape(b.shape) if b.ndim == 0 else g * a)
+    if b.ndim == 1:
+        return np.multiply.outer(g, b), np.tensordot(a, g, axes=(list(range(a.ndim - 1)), list(range(g.ndim))))
+    return np.dot(g, np.swapaxes(b, -1, -2)), np.dot(np.swapaxes(a, -1, -2) if a.ndim > 1 else a[:, None],
+                                                     g if a.ndim > 1 else g[None, :])
+
+
+def _matmul_backward_ref(g, a, b, **kw):
+    am = a if a.ndim > 1 else a[None, :]
+    bm = b if b.ndim > 1 else b[:, None]
+    gm = g
+    if a.ndim == 1:
+        gm = np.expand_dims(gm, -2)
+    if b.ndim == 1:
+        gm = np.expand_dims(gm, -1)
+    ga, gb = np.matmul(gm, np.swapaxes(bm, -1, -2)), np.matmul(np.swapaxes(am, -1, -2), gm)
+    ga = ga.sum(axis=tuple(range(ga.ndim - am.ndim))) if ga.ndim > am.ndim else ga
+    gb = gb.sum(axis=tuple(range(gb.ndim - bm.ndim))) if gb.ndim > bm.ndim else gb
+    for i, d in enumerate(am.shape[:-2]):
+        if d == 1 and ga.shape[i] != 1:
+            ga = ga.sum(axis=i, keepdims=True)
+    for i, d in enumerate(bm.shape[:-2]):
+        if d == 1 and gb.shape[i] != 1:
+            gb = gb.sum(axis=i, keepdims=True)
+    return ga.reshape(a.shape), gb.reshape(b.shape)
+
+
 _SHAPE = shapes(min_dims=1, max_dims=3)
 
 SPECS = (
@@ -187,6 +225,10 @@ SPECS = (
        OpSpec("_np_squeeze", case=_squeeze_case, ref=lambda x, axis, **kw: np.squeeze(x, axis)),
        OpSpec("_np_dot", case=_dot_case, ref=lambda a, b, **kw: np.dot(a, b)),
        OpSpec("_npi_matmul", case=_matmul_case, ref=lambda a, b, **kw: np.matmul(a, b)),
+       OpSpec("_backward_np_dot", case=_backward_case(_dot_case, np.dot), ref=_dot_backward_ref,
+              nondiff="a gradient kernel (np.dot's gradients are checked through _np_dot)"),
+       OpSpec("_backward_npi_matmul", case=_backward_case(_matmul_case, np.matmul), ref=_matmul_backward_ref,
+              nondiff="a gradient kernel (np.matmul's gradients are checked through _npi_matmul)"),
        OpSpec("_npi_concatenate", case=_join_case(False),
               ref=lambda *xs, axis, num_args: np.concatenate(xs, axis=axis)),
        OpSpec("_npi_stack", case=_join_case(True), ref=lambda *xs, axis, num_args: np.stack(xs, axis=axis)),
