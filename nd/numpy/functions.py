@@ -483,8 +483,52 @@ def column_stack(tup) -> ndarray:
     return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
+def flipud(m) -> ndarray:
+    return flip(m, 0)
+
+
+def fliplr(m) -> ndarray:
+    return flip(m, 1)
+
+
+def moveaxis(a, source, destination) -> ndarray:
+    src = [source] if isinstance(source, int) else list(source)
+    dst = [destination] if isinstance(destination, int) else list(destination)
+    src, dst = [s % a.ndim for s in src], [d % a.ndim for d in dst]
+    order = [i for i in range(a.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return transpose_call(a, tuple(order))
+
+
+def around(x, decimals=0, out=None) -> ndarray:
+    """Round half to even at `decimals` places (numpy's rule; `_npi_around`)."""
+    if _is_scalar(x):
+        return onp.around(x, decimals)
+    return call("_npi_around", [x], {"decimals": decimals}, out=out)
+
+
+round = round_ = around  # noqa: A001 - numpy's names
+
+
+def diag(v, k=0) -> ndarray:
+    return call("diag", [v], {"k": k})
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
+    return call("diag", [a], {"k": offset, "axis1": axis1, "axis2": axis2})
+
+
+def trace(a, offset=0, axis1=0, axis2=1, out=None) -> ndarray:
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, out=out)
+
+
 def may_share_memory(a, b, max_work=None) -> bool:
     return bool(onp.may_share_memory(a._data, b._data))
+
+
+def shares_memory(a, b, max_work=None) -> bool:
+    return bool(onp.shares_memory(a._data, b._data))
 
 
 def shape(a) -> tuple:

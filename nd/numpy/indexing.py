@@ -94,6 +94,12 @@ def _getitem_recorded(x, key):
             x = as_np(invoke(get_op("_np_reshape"), [x], {"newshape": (-1,) + tuple(x.shape[idx.ndim:])}))
         pos = onp.flatnonzero(idx.asnumpy()).astype(onp.int64)
         idx = array_from(pos, x._ctx)
+    if isinstance(idx, NDArray) and not idx._is_symbolic:   # numpy's negative indices, bounds checked
+        pos = idx.asnumpy().astype(onp.int64)
+        n = x.shape[0]
+        if pos.size and (pos.min() < -n or pos.max() >= n):
+            raise IndexError(f"index out of bounds for axis 0 with size {n}")
+        idx = array_from(pos % max(n, 1), x._ctx)
     if hasattr(idx, "_is_symbolic"):
         return as_np(invoke(get_op("take"), [x, idx], {"axis": 0}))
     raise MXNetError("advanced indexing other than one integer or boolean index array on the first "

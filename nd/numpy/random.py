@@ -84,7 +84,10 @@ def multinomial(n: int, pvals, size=None) -> ndarray:
     """Counts of `n` draws over the categories `pvals` (int64; shape `size + (len(pvals),)`)."""
     probs = pvals.asnumpy() if isinstance(pvals, NDArray) else onp.asarray(pvals, dtype=onp.float64)
     ctx = current_context()
-    probs = probs.astype(onp.float64)
+    probs = probs.astype(onp.float64).reshape(-1)
+    shape = (_size(size) or ()) + (probs.size,)
+    if probs.size == 0 or 0 in shape:   # no categories or no draws: an empty result (MXNet)
+        return array_from(onp.zeros(shape, dtype=onp.int64), ctx)
     probs = probs / probs.sum()   # float32 probabilities may sum to 1 + eps (numpy refuses > 1)
     res = rng.generator(ctx).multinomial(int(n), probs, size=_size(size))
     return array_from(onp.asarray(res, dtype=onp.int64), ctx)

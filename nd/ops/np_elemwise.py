@@ -199,3 +199,14 @@ add_op(OpDef("_npi_logical_not", inputs=("x",), forward=lambda xp, a, x: (xp.log
 _COPY = get_op("_copy")
 add_op(OpDef("_np_copy", inputs=("a",), forward=_COPY.forward, infer_shape=same_shape, gradient=_COPY.gradient,
              elementwise=True, cexpr="x0", hint="copy", doc="numpy's copy."))
+
+
+def _around(xp, a, x):
+    if x.dtype.kind in "iub" and a.decimals >= 0:
+        return (x.copy(),)
+    return (xp.asarray(xp.around(x, a.decimals)).astype(x.dtype, copy=False),)
+
+
+add_op(OpDef("_npi_around", inputs=("x",), attrs={"decimals": Attr("int", 0, "Number of decimal places.")},
+             forward=_around, infer_shape=same_shape, gradient=ZERO_GRAD, hint="around",
+             doc="numpy's around: round half to even at the given number of decimals."))

@@ -237,3 +237,17 @@ def test_d2l_cross_entropy_indexing_records():
     loss.backward()
     onp.testing.assert_allclose(loss.item(), -onp.log(0.1) - onp.log(0.5), rtol=1e-6)
     onp.testing.assert_allclose(y_hat.grad.asnumpy(), [[-10.0, 0, 0], [0, 0, -2.0]], rtol=1e-5)
+
+
+def test_flip_move_round_diag_functions():
+    a = np.arange(6).reshape(2, 3)
+    assert np.flipud(a).asnumpy().tolist() == onp.flipud(a.asnumpy()).tolist()
+    assert np.fliplr(a).asnumpy().tolist() == onp.fliplr(a.asnumpy()).tolist()
+    assert np.moveaxis(np.ones((2, 3, 4)), 0, -1).shape == (3, 4, 2)
+    assert np.moveaxis(np.ones((2, 3, 4)), [0, 1], [-1, -2]).shape == onp.moveaxis(onp.ones((2, 3, 4)),
+                                                                                [0, 1], [-1, -2]).shape
+    assert np.around(np.array([0.5, 1.5, 2.675]), 0).asnumpy().tolist() == [0.0, 2.0, 3.0]
+    assert np.round(np.array([1.234]), 2).item() == pytest.approx(1.23)
+    assert np.diag(np.array([1.0, 2.0])).asnumpy().tolist() == [[1.0, 0.0], [0.0, 2.0]]
+    assert np.trace(np.arange(9).reshape(3, 3)).item() == 12.0
+    assert np.shares_memory(a, a) and not np.may_share_memory(a, a.copy())

@@ -210,7 +210,10 @@ SPECS = (
     + [_npx_unary("_npx_relu", "relu"), _npx_unary("_npx_sigmoid", "sigmoid"),
        OpSpec("_npi_logical_not", case=lambda draw: ([draw(arr(shapes()))], {}),
               ref=lambda x, **kw: np.logical_not(x), nondiff="bool result"),
-       OpSpec("_np_copy", case=lambda draw: ([draw(arr(shapes()))], {}), ref=lambda x, **kw: x)]
+       OpSpec("_np_copy", case=lambda draw: ([draw(arr(shapes()))], {}), ref=lambda x, **kw: x),
+       OpSpec("_npi_around", case=lambda draw: ([draw(arr(shapes(), -50, 50))],
+                                                {"decimals": draw(st.integers(-1, 2))}),
+              ref=lambda x, decimals, **kw: np.around(x, decimals), nondiff="zero gradient (piecewise constant)")]
     + [_binary(n, k) for n, k in npe.NP_BINARY.items()]
     + [_binary(n, k, compare=True) for n, k in npe.NP_COMPARE.items()]
     + [_scalar(n, k, rev) for n, (k, rev, _) in npe.NP_SCALAR.items()]
