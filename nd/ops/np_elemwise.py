@@ -18,7 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import Attr
-from ..registry import ZERO_GRAD, OpDef, add_op, broadcast_shape, get_op, same_shape
+from ..errors import ShapeError
+from ..registry import ZERO_GRAD, OpDef, add_op, get_op, same_shape
 from .elemwise import BINARY, SCALAR_RULES, UNARY, _binary_gradient, _scalar_gradient, _unary_gradient
 
 _F32 = np.dtype(np.float32)
@@ -43,6 +44,28 @@ def promote(lhs: np.dtype, rhs: np.dtype) -> np.dtype:
         return lhs if lhs.itemsize >= rhs.itemsize else rhs
     out = np.result_type(lhs, rhs)
     return np.dtype(np.int32) if out == np.int16 else out
+
+
+def np_broadcast_shape(a, lhs, rhs):
+    """numpy broadcasting where a 0 dimension is a real (empty) size: (3, 0) with (3, 0) or (1,) is
+    (3, 0). A 0 against a size > 1 is still taken as a dimension not known yet (the tracer's
+    convention for deferred parameters), as the legacy rule does."""
+    if lhs is None or rhs is None:
+        return None
+    n = max(len(lhs), len(rhs))
+    l2 = (1,) * (n - len(lhs)) + tuple(lhs)
+    r2 = (1,) * (n - len(rhs)) + tuple(rhs)
+    out = []
+    for x, y in zip(l2, r2):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        elif 0 in (x, y):
+            out.append(x or y)
+        else:
+            raise ShapeError(f"operands could not be broadcast together with shapes {tuple(lhs)} {tuple(rhs)}")
+    return [lhs, rhs], [tuple(out)]
 
 
 def _promote_type(a, lhs, rhs):
@@ -84,14 +107,14 @@ for _np_name, _key in NP_BINARY.items():
     _fn, _cexpr, _rule = BINARY[_key]
     add_op(OpDef("_npi_" + _np_name, inputs=("lhs", "rhs"),
                  forward=_binary_np_forward(_fn, true_divide=_np_name == "true_divide"),
-                 infer_shape=broadcast_shape, infer_type=_promote_type,
+                 infer_shape=np_broadcast_shape, infer_type=_promote_type,
                  gradient=_binary_gradient(_key, _rule, True), hint=_np_name,
                  doc=f"numpy's {_np_name} with broadcasting and MXNet's numpy type promotion."))
 
 for _np_name, _key in NP_COMPARE.items():
     _fn = BINARY[_key][0]
     add_op(OpDef("_npi_" + _np_name, inputs=("lhs", "rhs"), forward=_compare_forward(_fn),
-                 infer_shape=broadcast_shape, infer_type=_bool_type, gradient=ZERO_GRAD, hint=_np_name,
+                 infer_shape=np_broadcast_shape, infer_type=_bool_type, gradient=ZERO_GRAD, hint=_np_name,
                  doc=f"numpy's {_np_name} with broadcasting; the result is bool."))
 
 

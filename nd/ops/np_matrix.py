@@ -227,13 +227,13 @@ def _reshape_grad(F, a, inputs, outputs, ograds):
 
 
 def _np_reshape_shape(a, data):
-    if not shape_known(data):
+    if data is None or (0 in data and -1 in tuple(a.newshape)):   # a 0 may be a dimension not known yet
         return None
     return [data], [np_reshape_out("_np_reshape", tuple(data), a.newshape)]
 
 
 def _npx_reshape_shape(a, data):
-    if not shape_known(data):
+    if data is None or (0 in data and -1 in tuple(a.newshape)):
         return None
     return [data], [npx_reshape_out(tuple(data), a.newshape, a.reverse)]
 
@@ -288,7 +288,7 @@ def _squeezed(a, shape: tuple) -> tuple:
 
 add_op(OpDef("_np_squeeze", inputs=("a",), attrs={"axis": Attr("shape", None, "The axes to remove.")},
              forward=lambda xp, a, x: (x.reshape(_squeezed(a, x.shape)).copy(),),
-             infer_shape=lambda a, d: None if not shape_known(d) else ([d], [_squeezed(a, tuple(d))]),
+             infer_shape=lambda a, d: None if d is None else ([d], [_squeezed(a, tuple(d))]),
              gradient=_reshape_grad, hint="squeeze", doc="numpy's squeeze (all size-1 axes by default)."))
 
 

@@ -251,3 +251,21 @@ def test_flip_move_round_diag_functions():
     assert np.diag(np.array([1.0, 2.0])).asnumpy().tolist() == [[1.0, 0.0], [0.0, 2.0]]
     assert np.trace(np.arange(9).reshape(3, 3)).item() == 12.0
     assert np.shares_memory(a, a) and not np.may_share_memory(a, a.copy())
+
+
+def test_zero_size_arrays_hybridize_and_differentiate():
+    """numpy's empty dimensions are real sizes for the np operators, also in a compiled graph."""
+    class Block(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x, y):  # noqa: N803
+            return (F.np.flipud(x) + y).reshape(0, 3) * 2 + F.np.squeeze(x.reshape(3, 1, 0)).T.sum()
+
+    for hybridize in (False, True):
+        net = Block()
+        if hybridize:
+            net.hybridize()
+        x, y = np.ones((3, 0)), np.ones((1, 0))
+        x.attach_grad()
+        with autograd.record():
+            out = net(x, y)
+        out.backward()
+        assert out.shape == (0, 3) and x.grad.shape == (3, 0)
