@@ -99,7 +99,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     res = call("_linspace", [], {"start": start, "stop": stop, "num": num, "endpoint": endpoint,
                                  "ctx": _ctx(ctx, device), "dtype": _dt(dtype)})
     if retstep:
-        return res, (stop - start) / max(num - (1 if endpoint else 0), 1)
+        return res, (stop - start) / builtins_max(num - (1 if endpoint else 0), 1)
     return res
 
 
@@ -174,6 +174,8 @@ def clip(a, a_min, a_max, out=None) -> ndarray:
     """Limit the values to [a_min, a_max] (MXNet's np.clip is the legacy `clip` op)."""
     if a_min is None and a_max is None:
         raise ValueError("array_clip: must set either max or min")
+    if _is_scalar(a):
+        return onp.clip(a, a_min, a_max)
     return call("clip", [a], {"a_min": -onp.inf if a_min is None else float(a_min),
                               "a_max": onp.inf if a_max is None else float(a_max)}, out=out)
 
@@ -326,7 +328,13 @@ def array_split(ary, indices_or_sections, axis=0) -> list:
 
 
 def tile(A, reps) -> ndarray:  # noqa: N803
-    return call("tile", [A], {"reps": (reps,) if isinstance(reps, int) else tuple(reps)})
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    if 0 in reps:   # numpy allows empty repetitions; the tile kernel needs positive ones
+        nd_ = builtins_max(len(reps), A.ndim)
+        shape = (1,) * (nd_ - A.ndim) + tuple(A.shape)
+        reps_full = (1,) * (nd_ - len(reps)) + reps
+        return zeros(tuple(d * r for d, r in zip(shape, reps_full)), dtype=A.dtype, ctx=A.ctx)
+    return call("tile", [A], {"reps": reps})
 
 
 def repeat(a, repeats, axis=None) -> ndarray:

@@ -40,7 +40,7 @@ _OPS = {
     "gammaln": "gammaln", "erf": "erf", "erfinv": "erfinv", "smooth_l1": "smooth_l1",
     "arange_like": "_contrib_arange_like", "gather_nd": "gather_nd", "roi_pooling": "ROIPooling",
     "instance_norm": "InstanceNorm", "group_norm": "GroupNorm", "stop_gradient": "BlockGrad",
-    "slice": "slice", "slice_axis": "slice_axis", "broadcast_like": "broadcast_like",
+    "slice_axis": "slice_axis", "broadcast_like": "broadcast_like",
 }
 for _public, _op_name in _OPS.items():
     try:
@@ -54,6 +54,14 @@ def reshape(a, newshape, reverse: bool = False, order: str = "C"):
     -4 copy the rest, -5 merge two dims, -6 split a dim into the next two values."""
     newshape = (newshape,) if isinstance(newshape, int) else tuple(newshape)
     return call("_npx_reshape", [a], {"newshape": newshape, "reverse": reverse, "order": order})
+
+
+def slice(data, begin, end, step=None):  # noqa: A001 - MXNet's name
+    """npx.slice: `data[begin:end:step]` per axis (None entries take the whole axis)."""
+    attrs = {"begin": tuple(begin), "end": tuple(end)}
+    if step is not None:
+        attrs["step"] = tuple(step)
+    return as_np(invoke(get_op("slice"), [data], attrs))
 
 
 def reshape_like(lhs, rhs, **kwargs):

@@ -269,3 +269,11 @@ def test_zero_size_arrays_hybridize_and_differentiate():
             out = net(x, y)
         out.backward()
         assert out.shape == (0, 3) and x.grad.shape == (3, 0)
+
+
+def test_small_function_edges():
+    assert np.linspace(0, 1, 5, retstep=True)[1] == 0.25
+    assert np.clip(3.0, 0, 1) == 1.0
+    assert np.tile(np.ones((2,)), (3, 0)).shape == (3, 0)
+    assert npx.slice(np.arange(10), (1,), (8,), (2,)).asnumpy().tolist() == [1.0, 3.0, 5.0, 7.0]
+    assert npx.slice(np.arange(10), (1,), (3,)).asnumpy().tolist() == [1.0, 2.0]
