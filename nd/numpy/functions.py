@@ -123,8 +123,24 @@ def copy(a) -> ndarray:
 
 # -- elementwise --------------------------------------------------------------------------------
 
+# numpy's ufunc keywords MXNet accepts, only at these values (others raise NotImplementedError)
+_UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
+
+
+def _check_ufunc_kwargs(name: str, kwargs: dict) -> None:
+    for key, value in kwargs.items():
+        if key not in _UFUNC_DEFAULTS:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+        if key == "dtype" and value is not None:
+            onp.dtype(value)   # an invalid dtype is a TypeError, as numpy's
+        if value is not _UFUNC_DEFAULTS[key] and value != _UFUNC_DEFAULTS[key]:
+            raise NotImplementedError(f"{name}: {key}={value!r} is not supported (MXNet's np ufuncs support "
+                                      f"only {key}={_UFUNC_DEFAULTS[key]!r}); convert the result instead")
+
+
 def _unary(np_name: str, op: str):
     def fn(x, out=None, **kwargs):
+        _check_ufunc_kwargs(np_name, kwargs)
         if _is_scalar(x):
             return getattr(onp, np_name)(x)
         return call(op, [x], {}, out=out)
@@ -145,6 +161,7 @@ for _n, _op in _UNARY_OPS.items():
 
 def _binary_fn(np_name: str, ops: tuple):
     def fn(x1, x2, out=None, **kwargs):
+        _check_ufunc_kwargs(np_name, kwargs)
         if _is_scalar(x1) and _is_scalar(x2):
             return getattr(onp, np_name)(x1, x2)
         res = binary(x1, x2, *ops)
@@ -194,16 +211,39 @@ def nonzero(a) -> tuple:
     return tuple(array_from(i.astype(onp.int64), a.ctx) for i in onp.nonzero(a.asnumpy()))
 
 
-def isnan(x, out=None) -> ndarray:
-    return not_equal(x, x)  # noqa: F821 - generated above
+def _into(name: str, res: Any, out: Any) -> Any:
+    """Write a composite function's result into `out` (same dtype required, as MXNet's ops)."""
+    if out is None:
+        return res
+    if out.dtype != res.dtype:
+        raise TypeError(f"{name}: out= has dtype {out.dtype}, the result is {res.dtype}")
+    out[...] = res
+    return out
 
 
-def isinf(x, out=None) -> ndarray:
-    return equal(absolute(x), onp.inf)  # noqa: F821
+def isnan(x, out=None, **kwargs) -> ndarray:
+    _check_ufunc_kwargs("isnan", kwargs)
+    return _into("isnan", not_equal(x, x), out)  # noqa: F821 - generated above
 
 
-def isfinite(x, out=None) -> ndarray:
-    return logical_not(logical_or(isnan(x), isinf(x)))  # noqa: F821
+def isinf(x, out=None, **kwargs) -> ndarray:
+    _check_ufunc_kwargs("isinf", kwargs)
+    return _into("isinf", equal(absolute(x), onp.inf), out)  # noqa: F821
+
+
+def isfinite(x, out=None, **kwargs) -> ndarray:
+    _check_ufunc_kwargs("isfinite", kwargs)
+    return _into("isfinite", logical_not(logical_or(isnan(x), isinf(x))), out)  # noqa: F821
+
+
+def isposinf(x, out=None, **kwargs) -> ndarray:
+    _check_ufunc_kwargs("isposinf", kwargs)
+    return _into("isposinf", equal(x, onp.inf), out)  # noqa: F821
+
+
+def isneginf(x, out=None, **kwargs) -> ndarray:
+    _check_ufunc_kwargs("isneginf", kwargs)
+    return _into("isneginf", equal(x, -onp.inf), out)  # noqa: F821
 
 
 # -- reductions ---------------------------------------------------------------------------------

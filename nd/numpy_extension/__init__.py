@@ -94,9 +94,10 @@ def _to_np(v: NDArray):
     return out
 
 
-def seed(seed_state: int, ctx="all") -> None:
+def seed(seed: int, ctx="all") -> None:  # noqa: A002 - MXNet's name
+    """Reseed the random generators (`npx.random.seed(seed)`)."""
     from ..rng import seed as _seed  # noqa: PLC0415
-    _seed(seed_state, ctx)
+    _seed(seed, ctx)
 
 
 class _Random:

@@ -277,3 +277,32 @@ def test_small_function_edges():
     assert np.tile(np.ones((2,)), (3, 0)).shape == (3, 0)
     assert npx.slice(np.arange(10), (1,), (8,), (2,)).asnumpy().tolist() == [1.0, 3.0, 5.0, 7.0]
     assert npx.slice(np.arange(10), (1,), (3,)).asnumpy().tolist() == [1.0, 2.0]
+
+
+def test_ufunc_keywords_and_seed():
+    x = np.ones((2,))
+    assert np.exp(x, where=True, casting="same_kind").shape == (2,)
+    for kwargs in ({"where": False}, {"dtype": onp.int8}, {"order": "C"}, {"subok": False}):
+        with pytest.raises(NotImplementedError):
+            np.exp(x, **kwargs)
+        with pytest.raises(NotImplementedError):
+            np.add(x, x, **kwargs)
+    with pytest.raises(TypeError):
+        np.add(x, x, bogus=1)
+    npx.random.seed(seed=5)
+    a = np.random.uniform(size=(3,))
+    npx.random.seed(seed=5)
+    assert (np.random.uniform(size=(3,)).asnumpy() == a.asnumpy()).all()
+
+
+def test_bool_predicates_out_and_dtype_errors():
+    x = np.array([1.0, onp.nan, onp.inf, -onp.inf])
+    assert np.isnan(x).asnumpy().tolist() == [False, True, False, False]
+    assert np.isfinite(x).asnumpy().tolist() == [True, False, False, False]
+    assert np.isposinf(x).asnumpy().tolist() == [False, False, True, False]
+    out = np.zeros((4,), dtype="bool")
+    assert np.isinf(x, out) is out and out.asnumpy().tolist() == [False, False, True, True]
+    with pytest.raises(TypeError):
+        np.isnan(x, out=np.zeros((4,)))
+    with pytest.raises(TypeError):
+        np.isnan(x, dtype="abcdefg")
