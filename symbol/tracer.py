@@ -307,6 +307,6 @@ def _np_mode_method(name: str, legacy):
 
 
 for _name in ("dot", "sum", "mean", "prod", "max", "min", "argmax", "argmin", "reshape", "transpose", "flatten",
-              "squeeze", "expand_dims", "swapaxes", "astype", "clip", "repeat", "tile", "var", "std"):
+              "squeeze", "expand_dims", "swapaxes", "astype", "clip", "repeat", "tile", "var", "std", "cumsum"):
     setattr(Tracer, _name, _np_mode_method(_name, getattr(Tracer, _name, None)))
 Tracer.as_nd_ndarray = Tracer.as_np_ndarray = lambda self: self   # one graph value either way

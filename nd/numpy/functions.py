@@ -531,6 +531,24 @@ def column_stack(tup) -> ndarray:
     return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
+def roll(a, shift, axis=None) -> ndarray:
+    shift = (shift,) if isinstance(shift, int) else tuple(shift)
+    axis = None if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
+    return call("_np_roll", [a], {"shift": shift, "axis": axis})
+
+
+def cumsum(a, axis=None, dtype=None, out=None) -> ndarray:
+    return call("_np_cumsum", [a], {"axis": axis, "dtype": None if dtype is None else as_dtype(dtype).name},
+                out=out)
+
+
+def diff(a, n=1, axis=-1, prepend=None, append=None) -> ndarray:
+    if prepend is not None or append is not None:
+        raise NotImplementedError("np.diff: prepend= and append= are not supported (as in MXNet 1.9); "
+                                  "concatenate the values first")
+    return call("_npi_diff", [a], {"n": n, "axis": axis})
+
+
 def flipud(m) -> ndarray:
     return flip(m, 0)
 

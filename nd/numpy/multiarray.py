@@ -366,6 +366,10 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
         from .functions import var  # noqa: PLC0415
         return var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
 
+    def cumsum(self, axis=None, dtype=None, out=None) -> "ndarray":
+        from .functions import cumsum  # noqa: PLC0415
+        return cumsum(self, axis, dtype, out)
+
     def dot(self, b, out=None) -> "ndarray":
         return call("_np_dot", [self, b], {}, out=out)
 

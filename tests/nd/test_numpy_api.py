@@ -306,3 +306,26 @@ def test_bool_predicates_out_and_dtype_errors():
         np.isnan(x, out=np.zeros((4,)))
     with pytest.raises(TypeError):
         np.isnan(x, dtype="abcdefg")
+
+
+def test_roll_cumsum_diff_hybridize_and_differentiate():
+    class Block(mx.gluon.HybridBlock):
+        def hybrid_forward(self, F, x):  # noqa: N803
+            return F.np.roll(x, 1, axis=1).sum() + x.cumsum(axis=0).sum() + F.np.diff(x, n=2).sum()
+
+    xn = onp.arange(12, dtype=onp.float32).reshape(3, 4) ** 2
+    want = onp.roll(xn, 1, axis=1).sum() + xn.cumsum(axis=0).sum() + onp.diff(xn, n=2).sum()
+    grads = []
+    for hybridize in (False, True):
+        net = Block()
+        if hybridize:
+            net.hybridize()
+        x = np.array(xn)
+        x.attach_grad()
+        with autograd.record():
+            out = net(x)
+        out.backward()
+        assert out.item() == pytest.approx(float(want))
+        grads.append(x.grad.asnumpy())
+    onp.testing.assert_allclose(grads[0], grads[1])
+    assert np.cumsum(np.array([True, False])).dtype == onp.float32 and np.cumsum(np.ones((2, 2))).shape == (4,)

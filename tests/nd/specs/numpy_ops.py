@@ -203,6 +203,48 @@ def _matmul_backward_ref(g, a, b, **kw):
     return ga.reshape(a.shape), gb.reshape(b.shape)
 
 
+def _roll_case(draw):
+    s = draw(shapes(max_dims=3))
+    if draw(st.booleans()):
+        return [draw(arr(s))], {"shift": (draw(st.integers(-5, 5)),), "axis": None}
+    axes = tuple(draw(st.lists(st.integers(0, len(s) - 1), min_size=1, max_size=len(s), unique=True)))
+    return [draw(arr(s))], {"shift": tuple(draw(st.integers(-5, 5)) for _ in axes), "axis": axes}
+
+
+def _cumsum_case(draw):
+    s = draw(shapes(max_dims=3))
+    return [draw(arr(s))], {"axis": draw(st.one_of(st.none(), st.integers(-len(s), len(s) - 1)))}
+
+
+def _diff_case(draw):
+    s = draw(shapes(max_dims=3))
+    axis = draw(st.integers(-len(s), len(s) - 1))
+    return [draw(arr(s))], {"n": draw(st.integers(0, s[axis])), "axis": axis}
+
+
+def _backward_of(case, ref):
+    def build(draw):
+        (x,), attrs = case(draw)
+        return [draw(arr(np.shape(ref(x, **attrs)))), x], attrs
+    return build
+
+
+def _cumsum_backward_ref(g, x, axis, **kw):
+    ax = -1 if axis is None else axis
+    return np.flip(np.cumsum(np.flip(g, ax), axis=ax), ax).reshape(x.shape)
+
+
+def _diff_backward_ref(g, x, n, axis, **kw):
+    res = g
+    for _ in range(n):
+        res = -np.diff(res, axis=axis, prepend=0, append=0)
+    return res.reshape(x.shape)
+
+
+def _roll_ref(x, shift, axis, **kw):
+    return np.roll(x, shift[0] if axis is None else shift, axis)
+
+
 _SHAPE = shapes(min_dims=1, max_dims=3)
 
 SPECS = (
@@ -228,6 +270,13 @@ SPECS = (
        OpSpec("_np_squeeze", case=_squeeze_case, ref=lambda x, axis, **kw: np.squeeze(x, axis)),
        OpSpec("_np_dot", case=_dot_case, ref=lambda a, b, **kw: np.dot(a, b)),
        OpSpec("_npi_matmul", case=_matmul_case, ref=lambda a, b, **kw: np.matmul(a, b)),
+       OpSpec("_np_roll", case=_roll_case, ref=_roll_ref),
+       OpSpec("_np_cumsum", case=_cumsum_case, ref=lambda x, axis, **kw: np.cumsum(x, axis=axis)),
+       OpSpec("_npi_diff", case=_diff_case, ref=lambda x, n, axis, **kw: np.diff(x, n=n, axis=axis)),
+       OpSpec("_backward_np_cumsum", case=_backward_of(_cumsum_case, lambda x, axis, **kw: np.cumsum(x, axis=axis)),
+              ref=_cumsum_backward_ref, nondiff="a gradient kernel (checked through _np_cumsum)"),
+       OpSpec("_backward_npi_diff", case=_backward_of(_diff_case, lambda x, n, axis, **kw: np.diff(x, n=n, axis=axis)),
+              ref=_diff_backward_ref, nondiff="a gradient kernel (checked through _npi_diff)"),
        OpSpec("_backward_np_dot", case=_backward_case(_dot_case, np.dot), ref=_dot_backward_ref,
               nondiff="a gradient kernel (np.dot's gradients are checked through _np_dot)"),
        OpSpec("_backward_npi_matmul", case=_backward_case(_matmul_case, np.matmul), ref=_matmul_backward_ref,
