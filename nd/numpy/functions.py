@@ -549,6 +549,10 @@ def diff(a, n=1, axis=-1, prepend=None, append=None) -> ndarray:
     return call("_npi_diff", [a], {"n": n, "axis": axis})
 
 
+def tril(m, k=0) -> ndarray:
+    return call("_npi_tril", [m], {"k": k})
+
+
 def flipud(m) -> ndarray:
     return flip(m, 0)
 

@@ -121,3 +121,30 @@ def _backward_diff(xp, a, g, x):
 add_op(OpDef("_backward_npi_diff", inputs=("ograd", "a"), attrs=dict(_DIFF_ATTRS), forward=_backward_diff,
              infer_shape=lambda a, g, x: ([g, x], [x]), infer_type=lambda a, g, x: ([g, x], [x]),
              public=False, fluent=False, doc="diff's gradient (the adjoint differences)."))
+
+
+# -- tril -----------------------------------------------------------------------------
+
+def _tri_shape(name):
+    def infer(a, data):
+        if data is None:
+            return None
+        if len(data) < 1:
+            raise ShapeError(f"operator {name}: the input must have at least one dimension")
+        return [data], [tuple(data) if len(data) > 1 else (data[0], data[0])]
+    return infer
+
+
+def _tril(xp, a, x):
+    return (xp.tril(x, a.k),)
+
+
+def _tril_grad(F, a, inputs, outputs, ograds):
+    # a 1-D input was broadcast along the rows: its gradient sums them back (identity otherwise)
+    return [F._sum_to_like(F._npi_tril(ograds[0], k=a.k), inputs[0])]
+
+
+add_op(OpDef("_npi_tril", inputs=("data",), attrs={"k": Attr("int", 0, "The diagonal above which elements "
+                                                                  "are zeroed (0: the main one).")},
+             forward=_tril, infer_shape=_tri_shape("_npi_tril"), gradient=_tril_grad, hint="tril",
+             doc="numpy's tril: the lower triangle of the last two axes (a 1-D input is broadcast to 2-D)."))

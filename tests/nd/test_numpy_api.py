@@ -329,3 +329,13 @@ def test_roll_cumsum_diff_hybridize_and_differentiate():
         grads.append(x.grad.asnumpy())
     onp.testing.assert_allclose(grads[0], grads[1])
     assert np.cumsum(np.array([True, False])).dtype == onp.float32 and np.cumsum(np.ones((2, 2))).shape == (4,)
+
+
+def test_tril_of_a_vector_differentiates():
+    x = np.array([1.0, 2.0, 3.0])
+    x.attach_grad()
+    with autograd.record():
+        y = np.tril(x, -1)
+    y.backward()
+    onp.testing.assert_array_equal(y.asnumpy(), onp.tril(x.asnumpy(), -1))
+    onp.testing.assert_array_equal(x.grad.asnumpy(), onp.tril(onp.ones((3, 3)), -1).sum(axis=0))

@@ -271,6 +271,8 @@ SPECS = (
        OpSpec("_np_dot", case=_dot_case, ref=lambda a, b, **kw: np.dot(a, b)),
        OpSpec("_npi_matmul", case=_matmul_case, ref=lambda a, b, **kw: np.matmul(a, b)),
        OpSpec("_np_roll", case=_roll_case, ref=_roll_ref),
+       OpSpec("_npi_tril", case=lambda draw: ([draw(arr(shapes(min_dims=2, max_dims=3)))],
+                                              {"k": draw(st.integers(-2, 2))}), ref=lambda x, k, **kw: np.tril(x, k)),
        OpSpec("_np_cumsum", case=_cumsum_case, ref=lambda x, axis, **kw: np.cumsum(x, axis=axis)),
        OpSpec("_npi_diff", case=_diff_case, ref=lambda x, n, axis, **kw: np.diff(x, n=n, axis=axis)),
        OpSpec("_backward_np_cumsum", case=_backward_of(_cumsum_case, lambda x, axis, **kw: np.cumsum(x, axis=axis)),
