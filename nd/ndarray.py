@@ -21,6 +21,7 @@ from .registry import get_op
 from .writes import note_write
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
+py_slice = slice  # MXNet's name for the builtin (mxnet.ndarray.ndarray.py_slice)
 
 
 class NDArray:
@@ -41,7 +42,7 @@ class NDArray:
 
     @classmethod
     def _wrap(cls, data: Any, ctx: Context) -> "NDArray":
-        obj = object.__new__(NDArray)
+        obj = object.__new__(cls)
         obj._data = data
         obj._ctx = ctx
         obj._ag = None
@@ -121,6 +122,16 @@ class NDArray:
 
     def tolist(self) -> list:
         return self.asnumpy().tolist()
+
+    def as_np_ndarray(self) -> "NDArray":
+        """The `mx.np.ndarray` view of this array (same buffer and autograd entry)."""
+        from .numpy.multiarray import ndarray  # noqa: PLC0415 - the np front end builds on this module
+        out = ndarray._wrap(self._data, self._ctx)
+        out._ag = self._ag
+        return out
+
+    def as_nd_ndarray(self) -> "NDArray":
+        return self
 
     def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
         dtype = as_dtype(dtype)

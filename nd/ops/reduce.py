@@ -275,7 +275,10 @@ def _unreduce_shape(a, data, like):
     if like is None:
         return None
     axes = reduce_axes("_unreduce", like, a.axis, a.exclude)
-    return [reduced_shape(like, axes, a.keepdims), like], [like]
+    reduced = reduced_shape(like, axes, a.keepdims)
+    if data is not None and tuple(data) == () and reduced == (1,):
+        reduced = ()   # a numpy-front-end full reduction is 0-d (np.sum's head gradient)
+    return [reduced, like], [like]
 
 
 def _unreduce_type(a, data, like):
