@@ -134,7 +134,7 @@ class DistKVStore(KVStore):
         replace every array of `arrays` by its part of the result."""
         groups: dict[str, list[int]] = {}
         for i, a in enumerate(arrays):
-            groups.setdefault(str(a.dtype), []).append(i)
+            groups.setdefault(np.dtype(a.dtype).name, []).append(i)   # NDArray.dtype is a scalar type
         buckets: list[tuple[np.ndarray, list[int]]] = []
         for dtype, idx in groups.items():
             start = 0
