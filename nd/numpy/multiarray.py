@@ -15,6 +15,7 @@ from typing import Any
 import numpy as onp
 
 from .. import autograd
+from ..arith import OPERATOR_RULES
 from ..backend import Context, as_dtype, current_context, to_numpy
 from ..dispatch import invoke
 from ..errors import MXNetError
@@ -88,17 +89,9 @@ def _operand(x: Any) -> Any:
                     "convert it with mx.np.array() first")
 
 
-# np binary op -> (tensor op, scalar op, reversed scalar op)
-_BINARY = {
-    "add": ("_npi_add", "_npi_add_scalar", "_npi_add_scalar"),
-    "sub": ("_npi_subtract", "_npi_subtract_scalar", "_npi_rsubtract_scalar"),
-    "mul": ("_npi_multiply", "_npi_multiply_scalar", "_npi_multiply_scalar"),
-    "truediv": ("_npi_true_divide", "_npi_true_divide_scalar", "_npi_rtrue_divide_scalar"),
-    "mod": ("_npi_mod", "_npi_mod_scalar", "_npi_rmod_scalar"),
-    "pow": ("_npi_power", "_npi_power_scalar", "_npi_rpower_scalar"),
-}
-_COMPARE = {"eq": "equal", "ne": "not_equal", "gt": "greater", "ge": "greater_equal",
-            "lt": "less", "le": "less_equal"}
+# Python operator -> mx.np's (tensor op, scalar op, reflected scalar op), from nd/arith.py's one table
+_BINARY = {r.dunder: r.np_ops for r in OPERATOR_RULES if r.augmented}
+_COMPARE = {r.dunder: r.np_stem for r in OPERATOR_RULES if not r.augmented}
 _FAST = {"add": onp.add, "sub": onp.subtract, "mul": onp.multiply, "truediv": onp.true_divide}
 
 
@@ -113,10 +106,8 @@ def binary(lhs: Any, rhs: Any, tensor_op: str, scalar_op: str, rscalar_op: str) 
     return call(tensor_op, [_operand(lhs), _operand(rhs)], {})
 
 
-# the legacy tensor op a Symbol's operator names -> the np operator key
-_FROM_LEGACY = {"_Plus": "add", "_Minus": "sub", "_Mul": "mul", "_Div": "truediv", "_Mod": "mod",
-                "_Power": "pow", "_equal": "eq", "_not_equal": "ne", "_greater": "gt",
-                "_greater_equal": "ge", "_lesser": "lt", "_lesser_equal": "le"}
+# the legacy tensor op a Symbol's operator names -> the Python operator (`_Plus` -> "add")
+_FROM_LEGACY = {r.sym_tensor: r.dunder for r in OPERATOR_RULES}
 
 
 def traced_binary(sym: Any, other: Any, legacy_op: str, reverse: bool) -> Any:
