@@ -200,6 +200,12 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
             super().__init__(ctx.xp.empty(shape, dtype=as_dtype(dtype or "float32")), ctx)
 
     # -- conversion -------------------------------------------------------------------
+    @property
+    def dtype(self) -> onp.dtype:
+        """A `numpy.dtype` (`dtype('float32')`), as MXNet 1.9.1's mx.np.ndarray gives (the legacy
+        NDArray gives the scalar type `numpy.float32`)."""
+        return self._data.dtype
+
     def as_nd_ndarray(self) -> NDArray:
         """The legacy NDArray view of this array (same buffer, same autograd entry)."""
         out = NDArray._wrap(self._data, self._ctx)

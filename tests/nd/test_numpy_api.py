@@ -339,3 +339,11 @@ def test_tril_of_a_vector_differentiates():
     y.backward()
     onp.testing.assert_array_equal(y.asnumpy(), onp.tril(x.asnumpy(), -1))
     onp.testing.assert_array_equal(x.grad.asnumpy(), onp.tril(onp.ones((3, 3)), -1).sum(axis=0))
+
+
+def test_np_dtype_is_a_numpy_dtype_and_nd_dtype_a_scalar_type():
+    """MXNet 1.9.1: mx.np.ones(2).dtype is dtype('float32'); mx.nd.ones(2).dtype is numpy.float32."""
+    x = np.ones(2)
+    assert isinstance(x.dtype, onp.dtype) and x.dtype == onp.float32 and x.dtype.itemsize == 4
+    assert x.astype("int32").dtype == onp.dtype("int32")
+    assert x.as_nd_ndarray().dtype is onp.float32
