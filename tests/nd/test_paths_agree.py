@@ -58,7 +58,7 @@ def _run(path: str, name: str, inputs: list, attrs: dict, is_train: bool):
                 out = invoke(op, xs, dict(attrs))
         elif path == "recorded":
             for x in xs:
-                if x.dtype.kind == "f":
+                if np.dtype(x.dtype).kind == "f":   # NDArray.dtype is a scalar type
                     x.attach_grad()
             with autograd.record(train_mode=is_train):
                 out = invoke(op, xs, dict(attrs))
