@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import hybridgraph as mx  # noqa: E402
-from hybridgraph import nd  # noqa: E402
+from hybridgraph import nd, np as mnp  # noqa: E402
 from _timing import median_seconds, table  # noqa: E402
 
 
@@ -50,6 +50,17 @@ def main() -> None:
     t_np = median_seconds(lambda: chain(a_np, b_np))
     t_hg = median_seconds(lambda: chain(a, b))
     rows.append(("10-op chain (64, 64)", f"{t_np * 1e6:.2f} us", f"{t_hg * 1e6:.2f} us", f"{t_hg / t_np:.2f}x"))
+    # the mx.np front end (MXNet 1.9.1's mx.np is ~18x numpy on small arrays, apache/mxnet#18302)
+    for shape in [(1,), (64, 64)]:
+        a_np = np.random.rand(*shape).astype(np.float32)
+        b_np = np.random.rand(*shape).astype(np.float32)
+        a, b = mnp.array(a_np), mnp.array(b_np)
+        t_np = median_seconds(lambda: a_np + b_np)
+        t_hg = median_seconds(lambda: a + b)
+        rows.append((f"np: c = a + b {shape}", f"{t_np * 1e6:.2f} us", f"{t_hg * 1e6:.2f} us", f"{t_hg / t_np:.2f}x"))
+    t_np = median_seconds(lambda: chain(a_np + 1, b_np + 1))
+    t_hg = median_seconds(lambda: chain(a + 1, b + 1))
+    rows.append(("np: 10-op chain (64, 64)", f"{t_np * 1e6:.2f} us", f"{t_hg * 1e6:.2f} us", f"{t_hg / t_np:.2f}x"))
     print(table(rows, ("workload", "numpy", "hybridgraph", "ratio")))
     print()
     print(table(per_batch_rows(), ("per-batch call", "numpy reference", "numpy", "hybridgraph", "ratio")))

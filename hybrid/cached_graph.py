@@ -172,8 +172,8 @@ class CachedGraph:
         else:
             cg = self.compiled(need_grad, ctx, wrt)
         self._last = cg
-        outs, saved = cg.forward(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
-        aliased = cg.last_plan.aliased_outputs
+        plan, outs, saved = cg.run(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
+        aliased = plan.aliased_outputs
         if aliased:   # outputs belong to the caller: never a constant or parameter by reference
             outs = list(outs)
             for i in aliased:

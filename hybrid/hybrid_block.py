@@ -16,6 +16,8 @@ from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
 from hybridgraph.nd.errors import DTypeError
+from hybridgraph.util import is_np_array
+from hybridgraph.nd.numpy.multiarray import as_np
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.plan.plan_cache import plan_cache_info
 from hybridgraph.symbol.tracer import current_trace
@@ -141,6 +143,8 @@ class HybridBlock(Block):
         arrays = flat if len(positions) == len(flat) else [flat[i] for i in positions]
         ctx = arrays[0]._ctx if arrays else nd.current_context()
         outs = graph(arrays, arrays_on(traced.params, ctx))
+        if is_np_array():   # numpy mode: a hybridized block returns mx.np arrays
+            as_np(outs)
         return regroup(traced.fill_outputs(outs), traced.out_fmt)
 
     def _build_cache(self, args, kwargs, key, gkey):

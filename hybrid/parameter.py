@@ -20,6 +20,8 @@ from hybridgraph import nd
 from hybridgraph.nd import autograd
 from hybridgraph.nd.backend import Context, as_dtype, current_context
 from hybridgraph.nd.errors import MXNetError
+from hybridgraph.util import is_np_array
+from hybridgraph.nd.numpy.multiarray import as_np
 
 from . import initializer
 
@@ -147,7 +149,7 @@ class Parameter:
         if data.stype != self._stype:
             data = data.tostype(self._stype)
         self._ctx_list = list(ctx_list)
-        self._data = [data.copyto(c) if c != data.context else data.copy() for c in self._ctx_list]
+        self._data = _np_mode_arrays([data.copyto(c) if c != data.context else data.copy() for c in self._ctx_list])
         self._init_grad()
 
     def _init_grad(self) -> None:
@@ -158,7 +160,8 @@ class Parameter:
             for d in self._data:
                 d._ag = None
             return
-        self._grad = [nd.zeros(d.shape, ctx=d.context, dtype=d.dtype, stype=self._grad_stype) for d in self._data]
+        self._grad = _np_mode_arrays([nd.zeros(d.shape, ctx=d.context, dtype=d.dtype, stype=self._grad_stype)
+                                      for d in self._data])
         for d, g in zip(self._data, self._grad):
             autograd.mark_variables(d, g, self._grad_req)
 
@@ -311,6 +314,14 @@ class Parameter:
             self._var = sym.var(self.name, shape=self._shape, dtype=self.dtype, lr_mult=self.lr_mult,
                                 wd_mult=self.wd_mult, init=self.init, stype=self._stype)
         return self._var
+
+
+def _np_mode_arrays(res: Any) -> Any:
+    """A parameter initialised in numpy mode (`npx.set_np()`) holds `mx.np.ndarray`s, as in MXNet
+    (which decides at initialisation): the new NDArrays become np arrays in place."""
+    if is_np_array():
+        as_np(res)
+    return res
 
 
 def arrays_on(params: list, ctx: Context) -> list:

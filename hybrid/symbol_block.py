@@ -8,6 +8,8 @@ from typing import Any, Sequence
 from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd.errors import MXNetError
+from hybridgraph.util import is_np_array
+from hybridgraph.nd.numpy.multiarray import as_np
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.graph import IndexedGraph
 
@@ -124,6 +126,8 @@ class SymbolBlock(HybridBlock):
             self._graph = CachedGraph(self._traced, static_alloc=bool(self._flags.get("static_alloc")),
                                       name="symbolblock")
         outs = self._graph(arrays, [p.data(ctx) for p in self._traced.params])
+        if is_np_array():   # numpy mode: mx.np arrays out
+            as_np(outs)
         return regroup(outs, self._traced.out_fmt) if self._traced.out_fmt != 0 else outs[0]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:

@@ -34,6 +34,8 @@ ALIASES = {
     "util": "hybridgraph.util", "runtime": "hybridgraph.runtime", "operator": "hybridgraph.operator",
     "profiler": "hybridgraph.profiler", "rnn": "hybridgraph.rnn", "contrib": "hybridgraph.contrib",
     "monitor": "hybridgraph.monitor", "mon": "hybridgraph.monitor",
+    "np": "hybridgraph.nd.numpy", "numpy": "hybridgraph.nd.numpy",
+    "npx": "hybridgraph.nd.numpy_extension", "numpy_extension": "hybridgraph.nd.numpy_extension",
 }
 
 

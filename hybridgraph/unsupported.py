@@ -38,10 +38,6 @@ MISSING_MODULES: dict[str, str] = {
     "contrib.tensorboard": "a metrics callback writing with tensorboardX or torch.utils.tensorboard",
     "contrib.svrg_optimization": "the standard optimizers (mx.optimizer)",
     "contrib.onnx.onnx2mx": "mx.onnx.import_model",
-    "np": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
-    "npx": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
-    "numpy": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
-    "numpy_extension": "mx.nd (MXNet's NumPy-compatible front end is not part of this build)",
 }
 
 

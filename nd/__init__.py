@@ -56,3 +56,4 @@ __all__ += [n for n in ("concatenate", "add", "subtract", "multiply", "divide", 
                         "logical_and", "logical_or", "logical_xor", "true_divide", "negative", "moveaxis",
                         "onehot_encode", "split_v2", "histogram", "imdecode")
             if n in globals() and n not in __all__]
+from . import numpy as np, numpy_extension as npx  # noqa: E402, F401 - MXNet's F.np / F.npx (mx.nd.np)

@@ -36,6 +36,15 @@ class Rule:
     sym_scalar: str | None = None  # Symbol op number
     sym_rscalar: str | None = None  # number op Symbol
     augmented: str | None = None   # "+=": arithmetic with reflected and in-place forms
+    np_stem: str | None = None     # mx.np's operator: `_npi_<stem>`, `_npi_<stem>_scalar`, `_npi_r<stem>_scalar`
+
+    @property
+    def np_ops(self) -> tuple[str, str, str]:
+        """mx.np.ndarray's (tensor, scalar, reflected scalar) operators; a commutative rule
+        (same legacy scalar op both ways) has no reflected form."""
+        stem = self.np_stem
+        rs = f"_npi_{stem}_scalar" if self.rscalar == self.scalar else f"_npi_r{stem}_scalar"
+        return f"_npi_{stem}", f"_npi_{stem}_scalar", rs
 
 
 def _flt(fn: Callable) -> Callable:
@@ -44,34 +53,35 @@ def _flt(fn: Callable) -> Callable:
 
 RULES: dict[str, Rule] = {
     "add": Rule("broadcast_add", "elemwise_add", "_plus_scalar", "_plus_scalar", operator.add,
-                "add", "_Plus", "_PlusScalar", "_PlusScalar", "+="),
+                "add", "_Plus", "_PlusScalar", "_PlusScalar", "+=", "add"),
     "subtract": Rule("broadcast_sub", "elemwise_sub", "_minus_scalar", "_rminus_scalar", operator.sub,
-                     "sub", "_Minus", "_MinusScalar", "_RMinusScalar", "-="),
+                     "sub", "_Minus", "_MinusScalar", "_RMinusScalar", "-=", "subtract"),
     "multiply": Rule("broadcast_mul", "elemwise_mul", "_mul_scalar", "_mul_scalar", operator.mul,
-                     "mul", "_Mul", "_MulScalar", "_MulScalar", "*="),
+                     "mul", "_Mul", "_MulScalar", "_MulScalar", "*=", "multiply"),
     "divide": Rule("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv,
-                   "truediv", "_Div", "_DivScalar", "_RDivScalar", "/="),
+                   "truediv", "_Div", "_DivScalar", "_RDivScalar", "/=", "true_divide"),
     "true_divide": Rule("broadcast_div", "elemwise_div", "_div_scalar", "_rdiv_scalar", operator.truediv),
     "modulo": Rule("broadcast_mod", "_mod", "_mod_scalar", "_rmod_scalar", operator.mod,
-                   "mod", "_Mod", "_ModScalar", "_RModScalar", "%="),
+                   "mod", "_Mod", "_ModScalar", "_RModScalar", "%=", "mod"),
     "power": Rule("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow,
-                  "pow", "_Power", "_PowerScalar", "_rpower_scalar", "**="),   # MXNet's own spelling
+                  "pow", "_Power", "_PowerScalar", "_rpower_scalar", "**=", "power"),   # MXNet's own spelling
     "pow": Rule("broadcast_power", "_power", "_power_scalar", "_rpower_scalar", operator.pow),
     "maximum": Rule("broadcast_maximum", "_maximum", "_maximum_scalar", "_maximum_scalar", max),
     "minimum": Rule("broadcast_minimum", "_minimum", "_minimum_scalar", "_minimum_scalar", min),
     "hypot": Rule("broadcast_hypot", "_hypot", "_hypot_scalar", "_hypot_scalar", np.hypot),
     "equal": Rule("broadcast_equal", "_equal", "_equal_scalar", "_equal_scalar", _flt(operator.eq),
-                  "eq", "_equal", "_equal_scalar"),
+                  "eq", "_equal", "_equal_scalar", np_stem="equal"),
     "not_equal": Rule("broadcast_not_equal", "_not_equal", "_not_equal_scalar", "_not_equal_scalar",
-                      _flt(operator.ne), "ne", "_not_equal", "_not_equal_scalar"),
+                      _flt(operator.ne), "ne", "_not_equal", "_not_equal_scalar", np_stem="not_equal"),
     "greater": Rule("broadcast_greater", "_greater", "_greater_scalar", "_lesser_scalar", _flt(operator.gt),
-                    "gt", "_greater", "_greater_scalar"),
+                    "gt", "_greater", "_greater_scalar", np_stem="greater"),
     "greater_equal": Rule("broadcast_greater_equal", "_greater_equal", "_greater_equal_scalar",
-                          "_lesser_equal_scalar", _flt(operator.ge), "ge", "_greater_equal", "_greater_equal_scalar"),
+                          "_lesser_equal_scalar", _flt(operator.ge), "ge", "_greater_equal", "_greater_equal_scalar",
+                          np_stem="greater_equal"),
     "lesser": Rule("broadcast_lesser", "_lesser", "_lesser_scalar", "_greater_scalar", _flt(operator.lt),
-                   "lt", "_lesser", "_lesser_scalar"),
+                   "lt", "_lesser", "_lesser_scalar", np_stem="less"),
     "lesser_equal": Rule("broadcast_lesser_equal", "_lesser_equal", "_lesser_equal_scalar", "_greater_equal_scalar",
-                         _flt(operator.le), "le", "_lesser_equal", "_lesser_equal_scalar"),
+                         _flt(operator.le), "le", "_lesser_equal", "_lesser_equal_scalar", np_stem="less_equal"),
     "logical_and": Rule("broadcast_logical_and", "_logical_and", "_logical_and_scalar", "_logical_and_scalar",
                         lambda a, b: float(bool(a) and bool(b))),
     "logical_or": Rule("broadcast_logical_or", "_logical_or", "_logical_or_scalar", "_logical_or_scalar",

@@ -191,7 +191,9 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     nvis = op.static_visible
     if nvis is None:
         nvis = op.num_visible_outputs(attrs)
-    outs = [NDArray._wrap(r, ctx) for r in res[:nvis]]
+    # results have the class of the first input: np arrays in, np arrays out (mx.np front end)
+    wrap = type(inputs[0])._wrap if inputs else NDArray._wrap
+    outs = [wrap(r, ctx) for r in res[:nvis]]
     if rec and any(map(_AUTOGRAD_ENTRY, inputs)):   # an entry (Leaf or tape position) is never false
         wanted = tuple(i for i, x in enumerate(inputs) if x._ag is not None)
         node = autograd.TapeNode(functools.partial(_op_gradient, op, attrs, wanted), inputs, res,

@@ -27,8 +27,6 @@ py_slice = slice
 _STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 
 _SCALARS = (numbers.Number, np.number, np.bool_)
-#: MXNet's storage type ids (nd/sparse.py holds the sparse ones)
-_STORAGE_TYPE_STR_TO_ID = {"undefined": -1, "default": 0, "row_sparse": 1, "csr": 2}
 _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 
 
@@ -50,7 +48,7 @@ class NDArray:
 
     @classmethod
     def _wrap(cls, data: Any, ctx: Context) -> "NDArray":
-        obj = object.__new__(NDArray)
+        obj = object.__new__(cls)
         obj._data = data
         obj._ctx = ctx
         obj._ag = None
@@ -130,6 +128,16 @@ class NDArray:
 
     def tolist(self) -> list:
         return self.asnumpy().tolist()
+
+    def as_np_ndarray(self) -> "NDArray":
+        """The `mx.np.ndarray` view of this array (same buffer and autograd entry)."""
+        from .numpy.multiarray import ndarray  # noqa: PLC0415 - the np front end builds on this module
+        out = ndarray._wrap(self._data, self._ctx)
+        out._ag = self._ag
+        return out
+
+    def as_nd_ndarray(self) -> "NDArray":
+        return self
 
     def astype(self, dtype: Any, copy: bool = True) -> "NDArray":
         dtype = as_dtype(dtype)

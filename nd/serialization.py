@@ -411,8 +411,10 @@ def _split(data: Any) -> tuple[list[np.ndarray], list[str]]:
 
 
 def _record(arr: np.ndarray) -> bytes:
-    """One V2 dense record, exactly as MXNet 1.9.1 writes it (context cpu(0))."""
-    head = struct.pack(f"<Iii{arr.ndim}q", V2_MAGIC, 0, arr.ndim, *arr.shape)
+    """One V2 dense record, exactly as MXNet 1.9.1 writes it (context cpu(0)); V3 (the same
+    layout) while numpy shape semantics are on (`npx.set_np()`), as MXNet marks them."""
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - mx.util imports nd
+    head = struct.pack(f"<Iii{arr.ndim}q", V3_MAGIC if is_np_shape() else V2_MAGIC, 0, arr.ndim, *arr.shape)
     head += struct.pack("<iii", 1, 0, DTYPE_TO_FLAG[arr.dtype])
     return head + np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
 

@@ -32,3 +32,7 @@ _control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / w
 from hybridgraph.nd.registry import all_names as _all_names  # noqa: E402
 __all__ += sorted({n for n in _all_names() if not n.startswith("_") and n in globals()} - set(__all__))  # noqa: PLE0605
 __all__ += [n for n in ("contrib", "linalg", "image", "random") if n in globals() and n not in __all__]
+# F.np / F.npx in a traced hybrid_forward: the np functions build graph nodes from symbolic inputs
+np = _nd.np
+npx = _nd.npx
+Symbol.as_np_ndarray = Symbol.as_nd_ndarray = lambda self: self   # np and nd symbols are one Symbol here

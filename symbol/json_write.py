@@ -176,9 +176,9 @@ def _write_graph(w: _JSONWriter, outputs: Sequence[tuple], with_version: bool) -
     w.key("heads")
     w.entry_array([(nid[id(n)], idx, 0) for n, idx in outputs])
     if with_version:
+        from hybridgraph.util import is_np_shape  # noqa: PLC0415 - symbol sits above nd
+        np_shape = is_np_shape()   # MXNet marks graphs saved with numpy shape semantics on
         w.key("attrs")
-        from hybridgraph.util import is_np_shape  # noqa: PLC0415 - util imports the symbol package
-        np_shape = is_np_shape()
         w.begin("{", np_shape)  # dmlc's writer breaks lines in a map of more than one entry
         if np_shape:  # MXNet marks graphs written under np_shape (0 = a zero-size dimension)
             w.key("is_np_shape")
@@ -196,6 +196,8 @@ def _write_node(w: _JSONWriter, n: Node, nid: dict, versions: tuple) -> None:
     w.key("name")
     w.string(n.name)
     attrs = _sorted_attrs(n.attr_strings())
+    if n.op is None and attrs:
+        attrs = _np_shape_unknowns(attrs)
     if attrs:
         w.key("attrs")
         w.begin("{", len(attrs) > 1)
@@ -217,6 +219,20 @@ def _write_node(w: _JSONWriter, n: Node, nid: dict, versions: tuple) -> None:
             _write_graph(w, sub._outputs, with_version=False)
         w.end("]")
     w.end("}")
+
+
+def _np_shape_unknowns(attrs: list) -> list:
+    """Under numpy shape semantics MXNet writes a variable's unknown dimensions as -1, not 0."""
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - symbol sits above nd
+    if not is_np_shape():
+        return attrs
+    out = []
+    for k, v in attrs:
+        if k == "__shape__" and v.startswith("("):
+            dims = [d.strip() for d in v.strip("()").split(",") if d.strip()]
+            v = "(" + ", ".join("-1" if d == "0" else d for d in dims) + ("," if len(dims) == 1 else "") + ")"
+        out.append((k, v))
+    return out
 
 
 def tojson(sym: Symbol, remove_amp_cast: bool = True) -> str:

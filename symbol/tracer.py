@@ -230,6 +230,10 @@ class Tracer(Symbol):
 
     # NDArray arithmetic: same shapes -> MXNet's elementwise op, else broadcast op
     def _binary(self, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool = False):
+        from hybridgraph.util import is_np_array
+        if is_np_array():   # numpy mode: `x + y` traces MXNet's np ops (`_npi_add`, ...)
+            from hybridgraph.nd.numpy.multiarray import traced_binary
+            return traced_binary(self, other, tensor_op, reverse)
         if isinstance(other, Symbol) and tensor_op in _BROADCAST_OF:
             lhs, rhs = (other, self) if reverse else (self, other)
             ls, rs = _shape_of(lhs), _shape_of(rhs)
@@ -311,3 +315,25 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
         for e, t in zip(out_entries, outs):
             if t is not None:
                 state.set_aval(e, None, np.dtype(t))
+
+
+def _np_mode_method(name: str, legacy):
+    """A traced array's method that follows `mx.np.ndarray` in numpy mode (`x.dot(w)`,
+    `x.sum()`, `x.reshape(...)` record `_np_dot`, `_np_sum`, `_np_reshape` as MXNet's np
+    symbols do) and the legacy Symbol method otherwise."""
+    def method(self, *args, **kwargs):
+        from hybridgraph.util import is_np_array
+        if is_np_array():
+            from hybridgraph.nd.numpy.multiarray import ndarray
+            return getattr(ndarray, name)(self, *args, **kwargs)
+        if legacy is None:
+            raise AttributeError(f"'Tracer' object has no attribute {name!r} outside numpy mode")
+        return legacy(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+for _name in ("dot", "sum", "mean", "prod", "max", "min", "argmax", "argmin", "reshape", "transpose", "flatten",
+              "squeeze", "expand_dims", "swapaxes", "astype", "clip", "repeat", "tile", "var", "std", "cumsum"):
+    setattr(Tracer, _name, _np_mode_method(_name, getattr(Tracer, _name, None)))
+Tracer.as_nd_ndarray = Tracer.as_np_ndarray = lambda self: self   # one graph value either way

@@ -28,6 +28,7 @@ import numpy as np
 
 from hybridgraph import nd
 from hybridgraph.nd.ndarray import NDArray
+from hybridgraph.util import is_np_array
 
 from . import sampler as _sampler
 
@@ -50,6 +51,15 @@ def default_mp_batchify_fn(data: list) -> Any:
     """`default_batchify_fn` for worker processes (MXNet puts these in shared memory;
     here batches are pickled back, so it is the same function)."""
     return default_batchify_fn(data)
+
+
+def _as_np_batch(data: Any) -> Any:
+    """A batch with every NDArray turned into an `mx.np.ndarray` view (same buffer)."""
+    if isinstance(data, NDArray):
+        return data.as_np_ndarray()
+    if isinstance(data, (list, tuple)):
+        return type(data)(_as_np_batch(d) for d in data)
+    return data
 
 
 def _as_in_context(data: Any, ctx: Any) -> Any:
@@ -247,6 +257,8 @@ class DataLoader:
             self.refresh()
         t = self._iter
         self._iter = None
+        if is_np_array():   # numpy mode (npx.set_np()): batches are mx.np arrays, as MXNet's
+            t = map(_as_np_batch, t)
         yield from t
         if self._iter is None and self.auto_reload:
             self.refresh()

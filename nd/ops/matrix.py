@@ -261,6 +261,8 @@ def reshape(xp, a, x):
 
 def _range(op: str, side: str, ndim: int, begin, end) -> tuple[int, int]:
     """reshape_like's lhs/rhs dim range: negative indices and None, as MXNet checks them."""
+    if ndim == 0 and begin is None and end is None:
+        return 0, 0   # a 0-d side (numpy-front-end gradients): its whole (empty) shape
     b = 0 if begin is None else begin + (ndim if begin < 0 else 0)
     e = ndim if end is None else end + (ndim if end < 0 else 0)
     if not (0 <= b < e <= ndim):

@@ -204,7 +204,8 @@ def _prod_others(F, a, x, g):
     z = F._equal_scalar(x, scalar=0.0)
     nonzero = F.elemwise_add(x, z)
     kw = _reduce_kw(a)
-    p = _unreduce(F, a, F.elemwise_mul(g, F.prod(nonzero, **kw)), x)
+    # broadcast_mul: a 0-d head gradient of np.prod meets the legacy (1,) product
+    p = _unreduce(F, a, F.broadcast_mul(g, F.prod(nonzero, **kw)), x)
     c = _unreduce(F, a, F.sum(z, **kw), x)
     pick = F.elemwise_add(F.elemwise_mul(F._equal_scalar(c, scalar=0.0), F._rminus_scalar(z, scalar=1.0)),
                           F.elemwise_mul(F._equal_scalar(c, scalar=1.0), z))
@@ -275,7 +276,10 @@ def _unreduce_shape(a, data, like):
     if like is None:
         return None
     axes = reduce_axes("_unreduce", like, a.axis, a.exclude)
-    return [reduced_shape(like, axes, a.keepdims), like], [like]
+    reduced = reduced_shape(like, axes, a.keepdims)
+    if data is not None and tuple(data) == () and reduced == (1,):
+        reduced = ()   # a numpy-front-end full reduction is 0-d (np.sum's head gradient)
+    return [reduced, like], [like]
 
 
 def _unreduce_type(a, data, like):

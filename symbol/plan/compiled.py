@@ -84,7 +84,7 @@ def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError
                                           f"shapes [{text}]: {type(exc).__name__}: {exc}")
 
 
-# -- passes ------------------------------------------------------------------------------------
+# -- one planned variant ----------------------------------------------------------------------
 
 class _Arena:
     """The pooled buffers of one call: storages and per-entry views for each segment."""
@@ -141,6 +141,7 @@ class Plan:
         self.fwd: Segment | None = None
         self.bwd: Segment | None = None
         self._free: list[_Arena] = []
+        self._arena_lock = threading.Lock()
         self._static_arena: _Arena | None = None
         self._external = sched.external()
         self._last_dests: tuple | None = None
@@ -231,14 +232,15 @@ class Plan:
             if self._static_arena is None:
                 self._static_arena = self._new_arena()
             return self._static_arena
-        try:
-            return self._free.pop()
-        except IndexError:
-            return self._new_arena()
+        with self._arena_lock:    # plan_cache.evict harvests `_free` from whichever thread evicts
+            if self._free:
+                return self._free.pop()
+        return self._new_arena()  # outside the lock: a new arena may evict plans (plan_cache)
 
     def _give_arena(self, arena: _Arena) -> None:
         if not self.static:
-            self._free.append(arena)
+            with self._arena_lock:
+                self._free.append(arena)
 
     # -- running -------------------------------------------------------------------------------
     def forward(self, inputs: Sequence, is_train: bool, record: bool, monitor=None
@@ -549,6 +551,12 @@ class CompiledGraph:
     def forward(self, inputs: Sequence, is_train: bool = False, record: bool | None = None
                 ) -> tuple[list, Saved | None]:
         """Outputs (and, when recording, the saved state for `backward`) for backend arrays."""
+        return self.run(inputs, is_train, record)[1:]
+
+    def run(self, inputs: Sequence, is_train: bool = False, record: bool | None = None
+            ) -> tuple[Plan, list, Saved | None]:
+        """`forward`, also returning the plan that ran (`last_plan` is only a hint: another
+        thread's call, or the plan cache evicting it, may change it meanwhile)."""
         if record is None:
             record = is_train and self.for_training
         plan = self._plans.get((tuple(map(_SIGNATURE, inputs)), record, is_train))
@@ -556,7 +564,7 @@ class CompiledGraph:
             plan = self._first_call(inputs, bool(is_train), bool(record))
         plan.tick = _tick()               # least recently used plans go first (plan_cache.py)
         self.last_plan = plan
-        return plan.forward(inputs, is_train, record)
+        return (plan, *plan.forward(inputs, is_train, record))
 
     def _first_call(self, inputs: Sequence, is_train: bool, record: bool) -> Plan:
         """Check a call the fast path has not seen, and build its variant."""

@@ -132,11 +132,12 @@ def evict(owner, key, plan) -> None:
             del owner._plans[key]
         if owner.last_plan is plan:
             owner.last_plan = None
+    with plan._arena_lock:        # atomically: no other thread takes one of these arenas meanwhile
+        free, plan._free = plan._free, []
     spare = owner.spare
-    for arena in plan._free:
+    for arena in free:
         spare.extend(s for s in arena.storages if s is not None)
     del spare[:-SPARE_KEEP]
-    plan._free.clear()
     plan._static_arena = None
     plan.on_new_arena = None
     _registry.pop(id(plan), None)
@@ -150,7 +151,8 @@ SPARE_KEEP = 16
 def new_storage(plan, nbytes: int):
     """A byte buffer for an arena of `plan`: a spare one of the same graph, or a new one."""
     if plan.spare:
-        buf = take_spare(plan.spare, nbytes)
+        with _lock:               # evict (under _lock) extends and trims the same list
+            buf = take_spare(plan.spare, nbytes)
         if buf is not None:
             return buf
     return plan.xp.empty(nbytes, dtype="uint8")

@@ -150,3 +150,14 @@ def test_custom_op_example_eager_autograd_symbol_hybridized():
                                    "inputs": [[0, 0, 0]]}
     assert result["symbol_forward_err"] < 1e-5 and result["symbol_grad_err"] < 1e-5
     assert result["hybridized_vs_eager_err"] < 1e-5 and result["hybridized_vs_eager_grad_err"] < 1e-5
+def test_d2l_numpy_workflow(tmp_path):
+    """examples/d2l_numpy.py: mx.np / npx code from d2l trains, hybridizes, exports and reloads."""
+    from hybridgraph import npx  # noqa: PLC0415
+    try:
+        result = load_example("d2l_numpy").main(["--quick", "--out", str(tmp_path)])
+    finally:
+        npx.reset_np()   # the example turns numpy mode on at import, as d2l does
+    assert result["linear"]["w_error"] < 0.05 and result["linear"]["loss"] < 1e-3
+    assert result["softmax_accuracy"] >= 0.85 and result["mlp_accuracy"] >= 0.85
+    assert result["lenet_accuracy"] >= 0.85 and result["reloaded_identical"] is True
+    assert Path(result["prefix"] + "-symbol.json").is_file()
