@@ -74,7 +74,7 @@ def _apply(node: Node, in_ids: list, out_ids: list, values: list, rule: Rule, me
     except Exception as exc:  # noqa: BLE001 - a rule that cannot cope with unknowns yet
         if all(_is_known(v) for v in ins):
             raise MXNetError(f"Error in operator {node.name} ({node.op.name}): its {what} rule "
-                             f"failed on {what}s {_describe(node, ins)}: {exc}") from exc
+                             f"failed: {exc} (on {what}s {_describe(node, ins)})") from exc
         return False
     if res is None:
         return False
