@@ -44,6 +44,12 @@ class BaseSparseNDArray(NDArray):
     __slots__ = ("_rows",)
     _stype = ""
 
+    @classmethod
+    def _wrap(cls, data: Any, ctx: Context) -> NDArray:
+        """Operator results are dense, as MXNet's are for sparse inputs (the arithmetic that keeps
+        a sparse storage type builds its result with `_like`)."""
+        return NDArray._wrap(data, ctx)
+
     @property
     def stype(self) -> str:
         return self._stype
