@@ -189,6 +189,8 @@ def test_import_round_trip(tmp_path):
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-4, atol=1e-4)
     block = mx.onnx.import_to_gluon(path)
     np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    block = gluon.SymbolBlock.imports(path, ["data"])
+    np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_cli(tmp_path, capsys):
