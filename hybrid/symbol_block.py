@@ -52,7 +52,11 @@ class SymbolBlock(HybridBlock):
     @staticmethod
     def imports(symbol_file: str, input_names: str | Sequence[str], param_file: str | None = None,
                 ctx: Any = None, allow_missing: bool = False, ignore_extra: bool = False) -> "SymbolBlock":
-        """Load a model exported by `HybridBlock.export` (hybridgraph's or MXNet's)."""
+        """Load a model exported by `HybridBlock.export` (hybridgraph's or MXNet's), or an ONNX file
+        (`model.onnx`: its weights are inside, `param_file` is not used)."""
+        if str(symbol_file).endswith(".onnx"):
+            from hybridgraph.onnx.importer import import_to_gluon
+            return import_to_gluon(symbol_file, ctx)
         from hybridgraph.symbol.json_io import load
         graph = load(symbol_file)
         if isinstance(input_names, str):

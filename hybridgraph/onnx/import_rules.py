@@ -56,12 +56,11 @@ def _conv_transpose(r):
     nsp = w.ndim - 2
     lo, hi = _pads(r, nsp)
     out_pad = tuple(r.attr("output_padding", [0] * nsp))
-    if any(h - a != lo_ for lo_, h, a in zip(lo, hi, [0] * nsp)) and any(lo_ - h != p for lo_, h, p in
-                                                                          zip(lo, hi, out_pad)):
-        raise r.fail("ConvTranspose pads that MXNet's Deconvolution cannot express")
+    if lo != hi or r.attr("output_shape") is not None:
+        raise r.fail("ConvTranspose with asymmetric pads or output_shape (MXNet's Deconvolution pads both sides "
+                     "alike; write pads + output_padding)")
     kw = {"kernel": tuple(w.shape[2:]), "stride": tuple(r.attr("strides", [1] * nsp)),
-          "dilate": tuple(r.attr("dilations", [1] * nsp)), "pad": lo,
-          "adj": tuple(p - (h - lo_) if h != lo_ else p for lo_, h, p in zip(lo, hi, out_pad)),
+          "dilate": tuple(r.attr("dilations", [1] * nsp)), "pad": lo, "adj": out_pad,
           "num_filter": w.shape[1] * r.attr("group", 1), "num_group": r.attr("group", 1), "no_bias": not r.has(2)}
     args = [r.sym(0), r.sym(1)] + ([r.sym(2)] if r.has(2) else [])
     return S.Deconvolution(*args, name=r.name(), **kw)

@@ -19,7 +19,10 @@ _BINARY = {"Add": ("elemwise_add", "broadcast_add"), "Sub": ("elemwise_sub", "br
 
 def _binary(op_type: str):
     def lower(g, node):
-        return [g.op(op_type, g.inputs[:2])]
+        a, b = g.inputs[:2]
+        if op_type == "Pow" and np.issubdtype(g.in_dtypes[0], np.integer):  # MXNet: x ** max(y, 0) on ints
+            b = g.op("Max", [b, g.scalar(0, g.in_dtypes[1])])
+        return [g.op(op_type, [a, b])]
     return lower
 
 
@@ -64,6 +67,8 @@ def _scalar(op_type: str, reverse: bool):
         dt = g.in_dtypes[0]
         s = g.scalar(float(node.attrs.scalar), dt)
         a, b = (s, g.inputs[0]) if reverse else (g.inputs[0], s)
+        if op_type == "Pow" and np.issubdtype(dt, np.integer):  # MXNet: x ** max(y, 0) on ints
+            b = g.op("Max", [b, g.scalar(0, dt)])
         if op_type == "NotEqual":
             return [g.cast(g.op("Not", [g.op("Equal", [a, b])]), g.out_dtypes[0])]
         y = g.op(op_type, [a, b])

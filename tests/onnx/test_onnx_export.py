@@ -189,6 +189,8 @@ def test_import_round_trip(tmp_path):
     np.testing.assert_allclose(exe.forward()[0].asnumpy(), want, rtol=1e-4, atol=1e-4)
     block = mx.onnx.import_to_gluon(path)
     np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-4, atol=1e-4)
+    block = gluon.SymbolBlock.imports(path, ["data"])
+    np.testing.assert_allclose(block(x).asnumpy(), want, rtol=1e-4, atol=1e-4)
 
 
 def test_cli(tmp_path, capsys):
@@ -220,3 +222,17 @@ def test_cli(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["convert", prefix + "-symbol.json", prefix + "-0000.params", "--input", "data"])
     assert exc.value.code == 2
+
+
+def test_import_deconvolution_and_pooling_round_trip():
+    from hybridgraph.onnx.verification import _run_hybridgraph
+    rng = np.random.RandomState(7)
+    x = rng.randn(1, 2, 5, 5).astype("f")
+    params = {"d_weight": rng.randn(2, 3, 3, 3).astype("f"), "d_bias": rng.randn(3).astype("f")}
+    y = symbol.Deconvolution(symbol.var("data"), kernel=(3, 3), stride=(2, 2), pad=(1, 1), adj=(1, 1),
+                             num_filter=3, no_bias=False, name="d")
+    sym = symbol.Pooling(y, kernel=(3, 3), stride=(2, 2), pool_type="max", pooling_convention="full")
+    want = _run_hybridgraph(sym, params, {"data": x})[0]
+    back, arg, aux = mx.onnx.import_model(build_model(sym, params, [x.shape]))
+    got = _run_hybridgraph(back, {k: v.asnumpy() for k, v in arg.items()}, {"data": x})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -96,3 +96,26 @@ def test_fused_rnn_op_with_states(mode, bidirectional):
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for g, w in zip(sess.run(None, feeds), want):
         np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
+
+
+class _Control(gluon.HybridBlock):
+    """contrib.foreach (a running sum over time) and contrib.cond on its result."""
+
+    def hybrid_forward(self, F, x):
+        def step(item, states):
+            s = states[0] + item
+            return s * 2, [s]
+        outs, states = F.contrib.foreach(step, x, [F.zeros_like(x[0])])
+        return F.contrib.cond(F.sum(states[0]) > 0, lambda: outs + 1, lambda: outs - 1)
+
+
+def test_contrib_control_flow_exports():
+    """hybridgraph builds foreach/cond from ordinary ops (unrolled steps, `where`), so they export."""
+    net = _Control()
+    net.hybridize()
+    rng = np.random.RandomState(3)
+    for x in (rng.randn(4, 2, 3).astype("f"), -np.abs(rng.randn(4, 2, 3)).astype("f")):
+        want = net(nd.array(x)).asnumpy()
+        model = block_model(net, nd.array(x), dynamic_batch=False)
+        onnx.checker.check_model(model)
+        np.testing.assert_allclose(_run(model, x), want, rtol=TOL, atol=TOL)
