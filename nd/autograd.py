@@ -12,6 +12,7 @@ import contextvars
 import functools
 import itertools
 import operator
+import weakref
 from heapq import heappop, heappush
 from typing import Any
 from collections.abc import Callable, Sequence
@@ -158,11 +159,13 @@ class TapeNode:
     `grad_fn(inputs, outputs, ograds) -> list of input gradients (None = none)`; with
     `uses_outputs=False` it is passed None instead of the outputs (saves wrapping them).
     `loss` nodes ignore their head gradient (SoftmaxOutput and friends). `seq` orders
-    nodes by recording time: a node's consumers always come later.
+    nodes by recording time: a node's consumers always come later. `versions` holds each
+    input's write count when recorded (`version_cell`); backward refuses to run the node
+    once one changed.
     """
 
     __slots__ = ("grad_fn", "inputs", "parents", "outputs", "name", "freed", "loss", "seq", "uses_outputs",
-                 "written")
+                 "written", "cells", "versions", "__weakref__")
 
     def __init__(self, grad_fn: Callable, inputs: Sequence[Any], outputs: Sequence[Any],
                  name: str, loss: bool = False, uses_outputs: bool = True):
@@ -176,6 +179,33 @@ class TapeNode:
         self.seq = next(_SEQUENCE)
         self.uses_outputs = uses_outputs
         self.written = 0  # when an output was last written in place (outside recording), 0: never
+        self.cells = cells = list(map(version_cell, self.inputs))
+        self.versions = list(map(_VERSION, cells))
+        me = weakref.ref(self)
+        for c in cells:
+            c[1] = me
+
+
+_VERSION = operator.itemgetter(0)
+
+
+def version_cell(x: Any) -> list:
+    """`x`'s version cell, made on first need and shared with the arrays that view its
+    memory (`share_version`): `[in-place writes so far, weak reference to the last tape node
+    that read x]`. Only arrays a tape node read, and their views, have one (`x._ver` is
+    None until then), so eager code that never records pays nothing. As PyTorch's version
+    counter: `check_inplace` counts writes, backward compares with what the node saw."""
+    cell = x._ver
+    if cell is None:
+        cell = x._ver = [0, None]
+    return cell
+
+
+def share_version(view: Any, base: Any) -> Any:
+    """Make NDArray `view`, which shares `base`'s memory (a basic slice, reshape, detach),
+    count its writes with `base` (and the other way round); returns `view`."""
+    view._ver = version_cell(base)
+    return view
 
 
 def live_entry(x: Any) -> Any:
@@ -198,11 +228,24 @@ def check_inplace(x: Any, how: str) -> None:
     """Call before writing into NDArray `x` in place (`how`: `+=`, `x[key] = v`, `out=`).
 
     While recording, a write into an array the tape holds raises, as in MXNet: the
-    gradient would use the new values. Outside recording (MXNet silently computes a wrong
-    gradient then) the write is stamped on the array's entry, and a later backward that
-    needs the old values raises instead (`_check_saved`)."""
+    gradient would use the new values; so does a write into a plain array a live tape node
+    read. Outside recording (MXNet silently computes a wrong gradient then) the write is
+    stamped on the array's entry and counted on its version cell, and a later backward
+    that needs the old values raises instead (`_check_saved`)."""
     entry = live_entry(x)
     if entry is None:
+        cell = x._ver
+        if cell is not None:
+            if cell[1] is not None and _STATE.get()[0]:
+                node = cell[1]()
+                if node is not None and not node.freed:   # MXNet 1.9.1 raises here too
+                    raise AutogradError(
+                        f"in-place write ({how}) into an NDArray of shape {x.shape} and dtype "
+                        f"{x._data.dtype} that {node.name} read while autograd is recording: the array "
+                        "is in the computational graph (as an input) and the gradient would use the "
+                        "new values. Write into a copy instead (c2 = c.copy(); c2[:] = v), or write "
+                        "after backward() or outside autograd.record().")
+            cell[0] += 1
         return
     if _STATE.get()[0]:
         raise AutogradError(
@@ -210,6 +253,8 @@ def check_inplace(x: Any, how: str) -> None:
             "is already in the computational graph and its gradient would use the new values. "
             "Write into a new array instead (y = y + 1, nd.where(...), y2 = y.copy(); y2[:] = v), "
             "or write after backward() or outside autograd.record().")
+    if x._ver is not None:
+        x._ver[0] += 1
     (entry[0] if type(entry) is tuple else entry).written = next(_SEQUENCE)
 
 
@@ -217,6 +262,12 @@ def _check_saved(node: "TapeNode") -> None:
     """Refuse to run a gradient whose saved arrays were written in place after recording."""
     if node.written and node.uses_outputs:
         stale = f"an output of {node.name}"
+    elif list(map(_VERSION, node.cells)) != node.versions:
+        i = next(i for i, (c, v) in enumerate(zip(node.cells, node.versions)) if c[0] != v)
+        x, p = node.inputs[i], node.parents[i]
+        what = (f"the output of {p[0].name}" if type(p) is tuple else "a variable" if p is not None
+                else "an array outside the graph")
+        stale = f"an input of {node.name} (input {i}: {what}, shape {x.shape}, dtype {x._data.dtype})"
     else:
         for p in node.parents:
             src = p[0] if type(p) is tuple else p
@@ -227,8 +278,9 @@ def _check_saved(node: "TapeNode") -> None:
         else:
             return
     raise AutogradError(
-        f"backward: {stale} was written in place after it was recorded, so its gradient would "
-        "use the new values. Write into a new array instead, or write after backward().")
+        f"backward: {stale} was written in place after it was recorded, so the gradient of "
+        f"{node.name} would use the new values (MXNet 1.9.1 silently does). Write into a new array "
+        "instead (c = c + 1, or c2 = c.copy() and write c2), or write after backward().")
 
 
 def retaining() -> bool:
@@ -347,7 +399,7 @@ class _Pass:
                     ograds = [_zeros_like(o) if g is None else g for g, o in zip(ograds, outs)]
                 if not node.uses_outputs:
                     outs = None
-            if node.written:
+            if node.written or list(map(_VERSION, node.cells)) != node.versions:
                 _check_saved(node)
             else:
                 for p in node.parents:

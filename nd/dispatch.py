@@ -176,7 +176,7 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
     rec, train = autograd._STATE.get()
     if out is not None:
         for t in out if isinstance(out, (list, tuple)) else (out,):
-            if t._ag is not None:
+            if t._ag is not None or t._ver is not None:
                 autograd.check_inplace(t, f"out= of {op.name}")
     arrays = list(map(_BACKEND_ARRAY, inputs))
     t0 = profiling.ACTIVE and time.perf_counter_ns()

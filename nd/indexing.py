@@ -43,7 +43,10 @@ def getitem(x, key):
     res = x._data[_raw_key(key)]
     if res.ndim == 0:
         res = res.reshape((1,))  # legacy MXNet has no 0-d results from indexing
-    return NDArray._wrap(res, x._ctx)
+    out = NDArray._wrap(res, x._ctx)
+    if _is_basic(key):   # a view: its writes are the source's (autograd's version count)
+        autograd.share_version(out, x)
+    return out
 
 
 def _expand_key(shape: tuple, key) -> tuple:
@@ -113,7 +116,7 @@ def setitem(x, key, value) -> None:
     from .ndarray import NDArray  # noqa: PLC0415
     if x._is_symbolic:
         raise MXNetError("in-place assignment into a symbolic/traced array is not supported")
-    if x._ag is not None:
+    if x._ag is not None or x._ver is not None:
         autograd.check_inplace(x, "x[key] = value")
     if isinstance(value, NDArray) and autograd.is_recording() and autograd.live_entry(value) is not None:
         _record_assign(x, key, value)

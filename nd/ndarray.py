@@ -33,7 +33,8 @@ _STORAGE_TYPE_ID_TO_STR = {v: k for k, v in _STORAGE_TYPE_STR_TO_ID.items()}
 class NDArray:
     """An n-dimensional array on a device (MXNet's `mx.nd.NDArray`)."""
 
-    __slots__ = ("_data", "_ctx", "_ag", "__weakref__")
+    # _ver: the version cell autograd counts in-place writes with (autograd.version_cell)
+    __slots__ = ("_data", "_ctx", "_ag", "_ver", "__weakref__")
     _is_symbolic = False
     __array_priority__ = 1000.0  # numpy defers `np_array + nd_array` to us
 
@@ -44,14 +45,14 @@ class NDArray:
             data = data._data
         self._data = xp.asarray(data, dtype=None if dtype is None else as_dtype(dtype))
         self._ctx = ctx
-        self._ag = None
+        self._ag = self._ver = None
 
     @classmethod
     def _wrap(cls, data: Any, ctx: Context) -> "NDArray":
         obj = object.__new__(cls)
         obj._data = data
         obj._ctx = ctx
-        obj._ag = None
+        obj._ag = obj._ver = None
         return obj
 
     # -- basic properties --------------------------------------------------
@@ -134,7 +135,7 @@ class NDArray:
         from .numpy.multiarray import ndarray  # noqa: PLC0415 - the np front end builds on this module
         out = ndarray._wrap(self._data, self._ctx)
         out._ag = self._ag
-        return out
+        return autograd.share_version(out, self)
 
     def as_nd_ndarray(self) -> "NDArray":
         return self
@@ -156,7 +157,7 @@ class NDArray:
             return other
         if other.shape != self.shape:
             raise MXNetError(f"copyto: shape mismatch, destination {other.shape} vs source {self.shape}")
-        if other._ag is not None:
+        if other._ag is not None or other._ver is not None:
             autograd.check_inplace(other, "copyto")
         if autograd.is_recording() and autograd.live_entry(self) is not None:
             res = invoke(get_op("_copy"), [self], {})   # recorded, as MXNet records _copyto
@@ -194,7 +195,9 @@ class NDArray:
         self._ag = autograd.Leaf(grad, grad_req)
 
     def detach(self) -> "NDArray":
-        return NDArray._wrap(self._data, self._ctx)
+        """The same memory, outside the graph (its in-place writes still count for autograd's
+        check of the arrays a recorded op read)."""
+        return autograd.share_version(NDArray._wrap(self._data, self._ctx), self)
 
     def backward(self, out_grad: "NDArray | None" = None, retain_graph: bool = False,
                  train_mode: bool = True) -> None:  # noqa: A002
@@ -213,7 +216,7 @@ class NDArray:
             return invoke(op, [self], given)
         # MXNet's reshape shares memory with the source: a view, shape from the registry rule
         out_shape = op.infer_shape(parse_cached(op, given), self.shape)[1][0]
-        return NDArray._wrap(self._data.reshape(out_shape), self._ctx)
+        return autograd.share_version(NDArray._wrap(self._data.reshape(out_shape), self._ctx), self)
 
     def squeeze(self, axis=None, inplace: bool = False) -> "NDArray":
         """MXNet's squeeze; `inplace=True` returns a view sharing this array's memory."""
@@ -282,7 +285,7 @@ class NDArray:
         if data is None:
             raise MXNetError("NDArray state holds a none (uninitialised) array")
         self._data = self._ctx.xp.asarray(data)
-        self._ag = None
+        self._ag = self._ver = None
 
     def flatten(self, inplace: bool = False) -> "NDArray":
         """MXNet's flatten; `inplace=True` returns a view sharing this array's memory."""
@@ -337,7 +340,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     scalar_attrs: dict = {}
 
     def method(self, other):
-        if inplace and self._ag is not None:
+        if inplace and (self._ag is not None or self._ver is not None):
             autograd.check_inplace(self, how)
         tp = type(other)
         if type(self) is NDArray and not inplace and not profiling.ACTIVE and not (
@@ -348,7 +351,7 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                 out = _new(NDArray)   # (numpy's module named directly: Context.xp is a property)
                 out._data = run_kernel(top, default_attrs, (a, other._data),
                                        np if type(a) is np.ndarray else self._ctx.xp)[0]
-                out._ctx, out._ag = self._ctx, None
+                out._ctx, out._ag, out._ver = self._ctx, None, None
                 return out
             if (tp is float or tp is int) and scalar_op is not None:
                 key = (tp, other) if other else typed_key(other)  # keeps -0.0 apart from 0.0

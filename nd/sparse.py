@@ -211,7 +211,7 @@ _CLASSES = {"row_sparse": RowSparseNDArray, "csr": CSRNDArray}
 
 def _make(cls: type, data: Any, ctx: Context, rows: Any = None) -> BaseSparseNDArray:
     obj = object.__new__(cls)
-    obj._data, obj._ctx, obj._ag, obj._rows = data, ctx, None, rows
+    obj._data, obj._ctx, obj._ag, obj._ver, obj._rows = data, ctx, None, None, rows
     return obj
 
 

@@ -135,13 +135,15 @@ def _binary_method(key: str, reverse: bool = False, inplace: bool = False):
                         and self._ctx is other._ctx
                         and not (autograd._STATE.get()[0] and (self._ag is not None or other._ag is not None))):
                     out = _new(ndarray)   # the eager hot path: one ufunc, no dispatch
-                    out._data, out._ctx, out._ag = (fast(b, a) if reverse else fast(a, b)), self._ctx, None
+                    out._data, out._ctx = (fast(b, a) if reverse else fast(a, b)), self._ctx
+                    out._ag = out._ver = None
                     return out
             elif ((tp is float or tp is int) and type(a) is onp.ndarray and a.dtype.kind == "f"
                   and not (autograd._STATE.get()[0] and self._ag is not None)):
                 sc = a.dtype.type(other)   # MXNet casts the scalar to the array's dtype
                 out = _new(ndarray)
-                out._data, out._ctx, out._ag = (fast(sc, a) if reverse else fast(a, sc)), self._ctx, None
+                out._data, out._ctx = (fast(sc, a) if reverse else fast(a, sc)), self._ctx
+                out._ag = out._ver = None
                 return out
         if reverse:
             res = binary(other, self, top, rsop, sop)
@@ -164,6 +166,8 @@ def _assign_inplace(self: "ndarray", res: "ndarray") -> "ndarray":
         return res
     if res._ag is not None and autograd.is_recording():
         raise MXNetError(_INPLACE_RECORDING)
+    if self._ag is not None or self._ver is not None:
+        autograd.check_inplace(self, "in-place operator")
     self._data[...] = res._data
     note_write(self._data)
     return self
@@ -210,7 +214,7 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
         """The legacy NDArray view of this array (same buffer, same autograd entry)."""
         out = NDArray._wrap(self._data, self._ctx)
         out._ag = self._ag
-        return out
+        return autograd.share_version(out, self)
 
     def as_np_ndarray(self) -> "ndarray":
         return self
@@ -439,7 +443,7 @@ for _key in _COMPARE:
 def array_from(data: Any, ctx: Context) -> ndarray:
     """Wrap a backend array (no copy) as an ndarray on ctx."""
     out = _new(ndarray)
-    out._data, out._ctx, out._ag = ctx.xp.asarray(data), ctx, None
+    out._data, out._ctx, out._ag, out._ver = ctx.xp.asarray(data), ctx, None, None
     return out
 
 
