@@ -40,7 +40,7 @@ from .errors import DTypeError, MXNetError, ShapeError, kernel_error_class
 from .registry import OpDef, broadcast_shape, merge_shape, same_shape, same_type
 from .writes import WATCHED, note_write
 
-__all__ = ["input_context", "rule_error", "run_kernel"]
+__all__ = ["input_context", "kernel_message", "rule_error", "rule_verdict", "run_kernel"]
 
 _SHAPE = attrgetter("shape")
 _DTYPE = attrgetter("dtype")
@@ -106,8 +106,7 @@ def run_kernel(op: OpDef, attrs: Attrs, arrays: Sequence, xp: Any, is_train: boo
             raise
         if plain:    # the rules were skipped: their verdict comes first (graph inference's words)
             _check_rules(op, attrs, arrays)
-        shapes = ", ".join(str(tuple(a.shape)) for a in arrays)
-        raise kernel_error_class(exc)(f"operator {op.name}: {exc} (input shapes {shapes})") from None
+        raise kernel_error_class(exc)(kernel_message(op, exc, [a.shape for a in arrays])) from None
     if WATCHED:
         for i in op.mutated(attrs) if op.mutate_inputs else ():
             if i < len(arrays):
@@ -172,6 +171,13 @@ def _verdict_table(attrs: Any) -> dict:
 
 # -- the rules on concrete inputs ---------------------------------------------------------
 
+def kernel_message(op: OpDef, exc: BaseException, shapes: Sequence) -> str:
+    """How a kernel's own ValueError / IndexError / TypeError reads on every path (eager
+    calls, plans, compiled graphs): the op, the kernel's words, the input shapes."""
+    text = ", ".join(str(tuple(s)) if s is not None else "?" for s in shapes)
+    return f"operator {op.name}: {exc} (input shapes {text})"
+
+
 def rule_error(op: OpDef, attrs: Attrs, shapes: Sequence[tuple], dtypes: Sequence) -> tuple | None:
     """None when `op`'s shape and dtype rules accept inputs of these shapes and dtypes,
     else (error class, message): what graph inference raises for them."""
@@ -179,25 +185,40 @@ def rule_error(op: OpDef, attrs: Attrs, shapes: Sequence[tuple], dtypes: Sequenc
     if len(shapes) != len(names) and not op.key_var_num_args:
         return ShapeError, (f"operator {op.name}: expected {len(names)} inputs {list(names)}, "
                             f"got {len(shapes)}")
-    for what, rule, values, cls in (("shape", op.infer_shape, tuple(map(tuple, shapes)), ShapeError),
-                                    ("dtype", op.infer_type, tuple(map(np.dtype, dtypes)), DTypeError)):
-        if rule is None:
+    return (rule_verdict(op, attrs, "shape", shapes, names)
+            or rule_verdict(op, attrs, "dtype", dtypes, names))
+
+
+def rule_verdict(op: OpDef, attrs: Attrs, what: str, values: Sequence,
+                 names: Sequence[str] | None = None) -> tuple | None:
+    """One rule (`what`: "shape" or "dtype") on known input values: None when it accepts
+    them, else (error class, message). The message is the same on every path: eager calls
+    raise it as is, graph inference and tracing add the node's context after a newline."""
+    what = "shape" if what == "shape" else "dtype"   # graph inference says "type"
+    rule = op.infer_shape if what == "shape" else op.infer_type
+    if rule is None:
+        return None
+    if names is None:
+        names = op.input_names(attrs)
+    if what == "shape":
+        values, cls = tuple(map(tuple, values)), ShapeError
+    else:
+        values, cls = tuple(map(np.dtype, values)), DTypeError
+    try:
+        res = rule(attrs, *values)
+    except MXNetError as exc:
+        return type(exc), _message(op, names, what, values, str(exc))
+    except Exception as exc:  # noqa: BLE001 - graph inference reports a failing rule the same way
+        return MXNetError, _message(op, names, what, values, f"its {what} rule failed: {exc}")
+    if res is None:
+        return None
+    for i, (want, got) in enumerate(zip(res[0], values)):
+        if want is None or _fits(what, want, got):
             continue
-        try:
-            res = rule(attrs, *values)
-        except MXNetError as exc:
-            return type(exc), _message(op, names, what, values, str(exc))
-        except Exception as exc:  # noqa: BLE001 - graph inference reports a failing rule the same way
-            return MXNetError, _message(op, names, what, values, f"its {what} rule failed: {exc}")
-        if res is None:
-            continue
-        for i, (want, got) in enumerate(zip(res[0], values)):
-            if want is None or _fits(what, want, got):
-                continue
-            slot = names[i] if i < len(names) else f"#{i}"
-            word = "shape" if what == "shape" else "type"   # graph inference's words (symbol/infer.py)
-            return cls, _message(op, names, what, values,
-                                 f"{word} of input {slot!r}: expected {_fmt(want)}, got {_fmt(got)}")
+        slot = names[i] if i < len(names) else f"#{i}"
+        word = "shape" if what == "shape" else "type"   # graph inference's words (symbol/infer.py)
+        return cls, _message(op, names, what, values,
+                             f"{word} of input {slot!r}: expected {_fmt(want)}, got {_fmt(got)}")
     return None
 
 

@@ -18,6 +18,7 @@ import numpy as np
 from hybridgraph.nd.attrs import parse_shape
 from hybridgraph.nd.backend import FLAG_TO_DTYPE, as_dtype
 from hybridgraph.nd.errors import DTypeError, MXNetError, ShapeError
+from hybridgraph.nd.kernel import rule_verdict
 from hybridgraph.nd.registry import merge_shape, same_shape, same_type, shape_known
 
 from .graph import IndexedGraph, Node
@@ -70,11 +71,12 @@ def _apply(node: Node, in_ids: list, out_ids: list, values: list, rule: Rule, me
     try:
         res = rule(node, ins, outs)
     except MXNetError as exc:
-        raise _node_error(node, ins, rule, exc, what) from None
+        raise _with_eager_words(node, ins, what, _node_error(node, ins, rule, exc, what)) from None
     except Exception as exc:  # noqa: BLE001 - a rule that cannot cope with unknowns yet
         if all(_is_known(v) for v in ins):
-            raise MXNetError(f"Error in operator {node.name} ({node.op.name}): its {what} rule "
-                             f"failed: {exc} (on {what}s {_describe(node, ins)})") from exc
+            raise _with_eager_words(node, ins, what, MXNetError(
+                f"Error in operator {node.name} ({node.op.name}): its {what} rule "
+                f"failed: {exc} (on {what}s {_describe(node, ins)})")) from exc
         return False
     if res is None:
         return False
@@ -97,13 +99,30 @@ def _merge_into(values: list, eid: int, v: Any, merge: Merge, node: Node, pos: i
     except MXNetError:
         names = node.input_names() if kind == "input" else node.output_names()
         slot = names[pos] if pos < len(names) else f"#{pos}"
-        raise type_of_error(what)(
+        raise _with_eager_words(node, ins, what, type_of_error(what)(
             f"Error in operator {node.name} ({node.op.name}): {what} of {kind} {slot!r}: "
-            f"expected {_fmt(v)}, got {_fmt(old)}. Inputs of the node: {_describe(node, ins)}") from None
+            f"expected {_fmt(v)}, got {_fmt(old)}. Inputs of the node: {_describe(node, ins)}")) from None
     if old is None or new != old:   # (np.dtype(x) == None compares with float64: test None first)
         values[eid] = new
         return True
     return False
+
+
+def _with_eager_words(node: Node, ins: list, what: str, graph_error: MXNetError) -> MXNetError:
+    """`graph_error`, led by the words of the eager call when every input of the node is known
+    and its rule refuses them: the eager error's class and message (nd.kernel.rule_verdict)
+    as the first line, the graph's diagnosis (node, culprit input, sources) on the next, so
+    eager, Executor and hybridized calls read the same first line. `graph_error` as it is
+    for a conflict only the graph shows (an output fixed elsewhere, an unknown input)."""
+    if node.op is None or node.attrs is None or not ins or not all(_is_known(v) for v in ins):
+        return graph_error
+    try:
+        verdict = rule_verdict(node.op, node.attrs, what, ins)
+    except Exception:  # noqa: BLE001 - the eager words are a nicety: keep the graph's
+        return graph_error
+    if verdict is None:
+        return graph_error
+    return verdict[0](f"{verdict[1]}\n  {graph_error}")
 
 
 def _node_error(node: Node, ins: list, rule: Rule, exc: Exception, what: str) -> MXNetError:

@@ -268,7 +268,7 @@ def _dtype_message(op, attrs, entries: list, out_entries: list, dtypes: list, ex
         slots = []
     listed = ", ".join(f"{slots[i] if i < len(slots) else i} from {e[0].name!r}: {d}"
                        for i, (e, d) in enumerate(zip(entries, dtypes)) if d is not None)
-    return (f"{user_frame()}: node {node!r} (operator {op.name}): {exc}; its inputs are {listed}. "
+    return (f"{exc}\n  in node {node!r} (operator {op.name}) at {user_frame()}; its inputs are {listed}. "
             "A block's inputs and parameters must share one dtype: cast the input "
             "(x.astype(...)) or the block's parameters (block.cast(dtype))")
 
@@ -287,7 +287,7 @@ def abstract_eval(op, attrs, entries: list, out_entries: list) -> None:
         if verdict is not None:
             if issubclass(verdict[0], DTypeError):   # name the node, each input's source and the fix
                 raise verdict[0](_dtype_message(op, attrs, entries, out_entries, dtypes, verdict[1]))
-            raise verdict[0](f"{user_frame()}: {verdict[1]}")
+            raise verdict[0](f"{verdict[1]}\n  at {user_frame()} (tracing a hybridized block)")
     if op.infer_shape is not None:
         try:
             res = op.infer_shape(attrs, *shapes)

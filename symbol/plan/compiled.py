@@ -52,7 +52,7 @@ import numpy as np
 from hybridgraph.nd import profiling
 from hybridgraph.nd.backend import Context
 from hybridgraph.nd.errors import MXNetError, also_like
-from hybridgraph.nd.kernel import run_kernel
+from hybridgraph.nd.kernel import kernel_message, run_kernel
 
 from ..graph import Entry
 from .calibration import Calibration, dead_after
@@ -78,10 +78,13 @@ class ExecutionError(MXNetError):
 
 
 def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError:
+    """The error of a failed step: the eager call's class and message (nd.kernel), then the
+    node on a line of its own, so every path's first line reads the same."""
     text = ", ".join(str(tuple(s)) if s is not None else "?" for s in shapes)
+    core = str(exc) if isinstance(exc, MXNetError) else kernel_message(st.op, exc, shapes)
     # also of the class the same call raises eagerly (ShapeError, DTypeError, ...: nd.kernel)
-    return also_like(ExecutionError, exc)(f"while executing node {st.name} ({st.op.name}) with input "
-                                          f"shapes [{text}]: {type(exc).__name__}: {exc}")
+    return also_like(ExecutionError, exc)(f"{core}\n  while executing node {st.name} ({st.op.name}) "
+                                          f"with input shapes [{text}]")
 
 
 # -- one planned variant ----------------------------------------------------------------------

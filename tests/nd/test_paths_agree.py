@@ -109,14 +109,10 @@ def _kind(exc: Exception) -> tuple:
     return tuple(k.__name__ for k in _KINDS if isinstance(exc, k))
 
 
-def _core(message: str) -> str:
-    """The part of an eager error every path's message repeats: the rule's or the kernel's own
-    words, without the eager call's framing (nd.kernel) or a graph node's name."""
-    if message.startswith("Error in operator "):
-        return message.split(": ", 1)[1].rsplit(". Input ", 1)[0]
-    if message.startswith("operator ") and " (input shapes " in message:
-        return message.split(": ", 1)[1].rsplit(" (input shapes ", 1)[0]
-    return message
+def _core(exc: Exception) -> str:
+    """An error's first line: the same words on every path (nd.kernel.rule_verdict and
+    kernel_message); graph paths add the node and the user's line on the lines after it."""
+    return str(exc).split("\n", 1)[0]
 
 
 def _agree(name: str, results: dict, random: bool, what: str) -> None:
@@ -127,9 +123,9 @@ def _agree(name: str, results: dict, random: bool, what: str) -> None:
     if kinds["eager"] == "error":
         classes = {p: _kind(r[1]) for p, r in results.items()}
         assert len(set(classes.values())) == 1, f"{name} ({what}): different error classes {classes}"
-        core = _core(str(results["eager"][1]))
+        core = _core(results["eager"][1])
         for p, r in results.items():
-            assert core in str(r[1]), f"{name} ({what}): {p}'s message lacks {core!r}: {r[1]}"
+            assert _core(r[1]) == core, f"{name} ({what}): {p}'s message differs from eager's {core!r}: {r[1]}"
         return
     ref = results["eager"][1]
     for p in PATHS[1:]:
@@ -197,6 +193,8 @@ def test_float32_plus_float64_raises_on_every_path(fn):
     for path, exc in got.items():
         assert isinstance(exc, DTypeError), f"{path}: {exc!r}"
         assert "expected float32, got float64" in str(exc), f"{path}: {exc}"
+        # the same words; the op differs for `+` (a Symbol's + is elemwise_add, as in MXNet)
+        assert _core(exc).split(": ", 1)[1] == _core(got["eager"]).split(": ", 1)[1], f"{path}: {exc}"
 
 
 def test_elemwise_add_does_not_broadcast_eagerly():
@@ -204,6 +202,7 @@ def test_elemwise_add_does_not_broadcast_eagerly():
     got = _each_path(lambda F, a, b: F.elemwise_add(a, b), [nd.ones((2, 3)), nd.ones((3,))])
     for path, exc in got.items():
         assert isinstance(exc, ShapeError), f"{path}: {exc!r}"
+        assert _core(exc) == _core(got["eager"]), f"{path}: {exc}"
 
 
 @pytest.mark.parametrize("dtype", ["int32", "float16"])
@@ -219,3 +218,28 @@ def test_dense_rejects_other_dtypes(dtype, hybridize, in_units):
         net.hybridize()
     with pytest.raises(DTypeError, match=f"expected {dtype}, got float32"):
         net(nd.ones((2, 3), dtype=dtype))
+
+
+ERRING = [
+    ("broadcast_add", [(2, 3), (2, 3)], ["float32", "float64"], {}),
+    ("elemwise_add", [(2, 3), (3,)], ["float32", "float32"], {}),
+    ("broadcast_mul", [(2, 3), (4,)], ["float32", "float32"], {}),
+    ("FullyConnected", [(2, 3), (4, 5), (4,)], ["float32"] * 3, {"num_hidden": 4}),
+    ("Reshape", [(2, 3)], ["float32"], {"shape": (5,)}),
+    ("take", [(2, 3), (2,)], ["float32"] * 2, {"axis": 5}),
+    ("Concat", [(2, 3), (3, 3)], ["float32"] * 2, {"num_args": 2, "dim": 1}),
+]
+
+
+@pytest.mark.parametrize("name,shapes,dtypes,attrs", ERRING, ids=[c[0] for c in ERRING])
+def test_errors_read_the_same_on_every_path(name, shapes, dtypes, attrs):
+    """Same class and the same first line on all four paths (graph paths name the node and
+    the user's line after it)."""
+    inputs = [np.ones(s, dtype=d) for s, d in zip(shapes, dtypes)]
+    results = {p: _run(p, name, inputs, attrs, False) for p in PATHS}
+    assert all(r[0] == "error" for r in results.values()), results
+    core = _core(results["eager"][1])
+    assert core.startswith(("Error in operator ", f"{name}: ")), core
+    for p, r in results.items():
+        assert _core(r[1]) == core, f"{p}: {r[1]}"
+        assert _kind(r[1]) == _kind(results["eager"][1]), f"{p}: {r[1]!r}"
