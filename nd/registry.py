@@ -327,6 +327,14 @@ def broadcast_shape(a: Attrs, lhs, rhs):
         return None
     if not (shape_known(lhs) and shape_known(rhs)):
         return None
+    return [lhs, rhs], [broadcast_dims(lhs, rhs)]
+
+
+def broadcast_dims(lhs: Shape, rhs: Shape, zero_is_size: bool = False) -> Shape:
+    """The numpy broadcast of two shapes; ShapeError when they do not broadcast. With
+    `zero_is_size` (mx.np's rule) a 0 is a real, empty size where it meets an equal or 1
+    dimension, and a dimension not known yet (a deferred parameter's) against a size > 1;
+    without it the shapes must be known (broadcast_shape checks)."""
     n = max(len(lhs), len(rhs))
     l2 = (1,) * (n - len(lhs)) + tuple(lhs)
     r2 = (1,) * (n - len(rhs)) + tuple(rhs)
@@ -336,9 +344,11 @@ def broadcast_shape(a: Attrs, lhs, rhs):
             out.append(x)
         elif x == 1:
             out.append(y)
+        elif zero_is_size and (x == 0 or y == 0):
+            out.append(x or y)
         else:
             raise ShapeError(f"operands could not be broadcast together: lhs {tuple(lhs)} rhs {tuple(rhs)}")
-    return [lhs, rhs], [tuple(out)]
+    return tuple(out)
 
 
 def same_type(a: Attrs, *dtypes):

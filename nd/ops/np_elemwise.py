@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import Attr
-from ..errors import ShapeError
-from ..registry import ZERO_GRAD, OpDef, add_op, get_op, same_shape
+from ..registry import ZERO_GRAD, OpDef, add_op, broadcast_dims, get_op, same_shape
 from .elemwise import BINARY, SCALAR_RULES, UNARY, _binary_gradient, _scalar_gradient, _unary_gradient
 
 _F32 = np.dtype(np.float32)
@@ -52,20 +51,7 @@ def np_broadcast_shape(a, lhs, rhs):
     convention for deferred parameters), as the legacy rule does."""
     if lhs is None or rhs is None:
         return None
-    n = max(len(lhs), len(rhs))
-    l2 = (1,) * (n - len(lhs)) + tuple(lhs)
-    r2 = (1,) * (n - len(rhs)) + tuple(rhs)
-    out = []
-    for x, y in zip(l2, r2):
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        elif 0 in (x, y):
-            out.append(x or y)
-        else:
-            raise ShapeError(f"operands could not be broadcast together with shapes {tuple(lhs)} {tuple(rhs)}")
-    return [lhs, rhs], [tuple(out)]
+    return [lhs, rhs], [broadcast_dims(lhs, rhs, zero_is_size=True)]
 
 
 def _promote_type(a, lhs, rhs):
