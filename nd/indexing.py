@@ -44,8 +44,12 @@ def getitem(x, key):
     if res.ndim == 0:
         res = res.reshape((1,))  # legacy MXNet has no 0-d results from indexing
     out = NDArray._wrap(res, x._ctx)
-    if _is_basic(key):   # a view: its writes are the source's (autograd's version count)
-        autograd.share_version(out, x)
+    tk = type(key)
+    if tk is slice or tk is int or _is_basic(key):   # a view: its writes count as x's (autograd.share_version)
+        cell = x._ver
+        if cell is None:
+            cell = x._ver = [0, None]
+        out._ver = cell
     return out
 
 

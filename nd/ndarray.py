@@ -313,6 +313,7 @@ class NDArray:
 
 
 _new = object.__new__
+_NP_ARRAY = np.ndarray
 
 
 def _rebuild(data, devtype, devid):
@@ -340,18 +341,19 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
     scalar_attrs: dict = {}
 
     def method(self, other):
-        if inplace and (self._ag is not None or self._ver is not None):
-            autograd.check_inplace(self, how)
-        tp = type(other)
-        if type(self) is NDArray and not inplace and not profiling.ACTIVE and not (
+        if inplace:
+            if self._ag is not None or self._ver is not None:
+                autograd.check_inplace(self, how)
+        elif type(self) is NDArray and not profiling.ACTIVE and not (
                 autograd._STATE.get()[0] and (self._ag is not None or getattr(other, "_ag", None) is not None)):
-            # hot paths: no binding, no attribute parsing, no tape (nd.kernel applies the rules)
+            # hot paths: no binding, no attribute parsing, no tape (nd.kernel applies the rules;
+            # numpy's module is named directly: Context.xp is a property)
+            tp = type(other)
             if tp is NDArray and not reverse and (self._ctx is other._ctx or self._ctx == other._ctx):
                 a = self._data
-                out = _new(NDArray)   # (numpy's module named directly: Context.xp is a property)
-                out._data = run_kernel(top, default_attrs, (a, other._data),
-                                       np if type(a) is np.ndarray else self._ctx.xp)[0]
-                out._ctx, out._ag, out._ver = self._ctx, None, None
+                r = run_kernel(top, default_attrs, (a, other._data), np if type(a) is _NP_ARRAY else self._ctx.xp)[0]
+                out = _new(NDArray)
+                out._data, out._ctx, out._ag, out._ver = r, self._ctx, None, None
                 return out
             if (tp is float or tp is int) and scalar_op is not None:
                 key = (tp, other) if other else typed_key(other)  # keeps -0.0 apart from 0.0
@@ -361,8 +363,10 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
                     if len(scalar_attrs) > 256:
                         scalar_attrs.clear()
                 d = self._data
-                return NDArray._wrap(run_kernel(scalar_op, a, (d,), np if type(d) is np.ndarray else self._ctx.xp)[0],
-                                     self._ctx)
+                r = run_kernel(scalar_op, a, (d,), np if type(d) is _NP_ARRAY else self._ctx.xp)[0]
+                out = _new(NDArray)
+                out._data, out._ctx, out._ag, out._ver = r, self._ctx, None, None
+                return out
         other = _as_operand(other, self)
         if isinstance(other, _SCALARS):
             op = rsop if reverse else sop
