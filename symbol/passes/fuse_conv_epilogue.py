@@ -13,16 +13,23 @@ The fused node keeps the last node's name and computes the same operations in th
 order (nd/ops/conv_fused.py), so results are bitwise those of the unfused plan; it
 spares the output two full passes over memory. Switch: HYBRIDGRAPH_CONV_EPILOGUE=0, or
 ``disable=("fuse_conv_epilogue",)`` where passes can be disabled.
+
+Winograd: a 3x3 stride-1 Convolution (fused or alone) with a frozen float32 weight that
+nd/ops/winograd4.use_winograd4 accepts for its input shape gets the weight transformed
+once here (a new constant `<weight>_winograd4`) and runs F(4x4, 3x3) -- no longer bitwise
+equal, within winograd4.ERROR_BOUND. Switch: HYBRIDGRAPH_WINOGRAD4=0.
 """
 from __future__ import annotations
 
 import os
 
 from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.ops import winograd4
 from hybridgraph.nd.registry import get_op
 
 from ..graph import Entry, Node
 from . import PassContext, register_pass
+from .fold_constants import _const_variable
 from .rewrite import consumers, head_keys, make_node, rebuild, visible_given
 
 
@@ -59,6 +66,26 @@ class _Fuser:
         self.shapes = ctx.entry_shapes(heads)
         self.dtypes = ctx.entry_dtypes(heads)
         self.conv = get_op("Convolution")
+        self.ctx = ctx
+        self.taken = ctx.taken_names(heads)
+        self.transformed: dict[str, Entry] = {}     # weight name -> its Winograd constant
+
+    def winograd(self, conv: Node) -> Entry | None:
+        """The constant holding the conv's weight transformed for F(4x4, 3x3), when it runs so."""
+        wsrc = conv.inputs[1][0]
+        dshape = self.shapes.get((id(conv.inputs[0][0]), conv.inputs[0][1]))
+        if wsrc.op is not None or dshape is None:
+            return None
+        if wsrc.name in self.transformed:
+            return self.transformed[wsrc.name]
+        w = self.ctx.value_of(wsrc.name)
+        if w is None or not winograd4.use_winograd4(tuple(dshape), w.shape, w.dtype, conv.attrs):
+            return None
+        name = self.ctx.fresh_name(wsrc.name + "_winograd4", self.taken)
+        u = winograd4.weight4(w)
+        self.ctx.new_params[name] = u
+        entry = self.transformed[wsrc.name] = (_const_variable(name, u), 0)
+        return entry
 
     def private(self, node: Node) -> bool:
         """Whether the node's one output is read by one consumer and is no head."""
@@ -106,7 +133,8 @@ def fuse_conv_epilogue(heads: list[Entry], ctx: PassContext) -> list[Entry]:
     """Fuse residual adds and ReLUs into the Convolution before them (inference plans)."""
     if ctx.for_training:
         raise MXNetError("fuse_conv_epilogue is an inference rewrite; run it with for_training=False")
-    if not enabled():
+    epilogues = enabled()
+    if not epilogues and not winograd4.enabled():
         return heads
     fuser = _Fuser(heads, ctx)
     new_ins: dict[int, tuple] = {}
@@ -114,10 +142,15 @@ def fuse_conv_epilogue(heads: list[Entry], ctx: PassContext) -> list[Entry]:
 
     def visit(node: Node, ins: tuple):
         new_ins[id(node)] = ins
-        m = None if node.op is None else fuser.match(node)
+        m = None if node.op is None or not epilogues else fuser.match(node)
         if m is None:
-            return None
+            if node.op is not fuser.conv:
+                return None
+            m = (node, None, None, None)
         conv, add, res_pos, relu = m
+        wino = fuser.winograd(conv)
+        if node is conv and wino is None:
+            return None
         given = visible_given(conv.attrs)
         inputs = list(new_ins[id(conv)])
         if add is not None:
@@ -125,6 +158,9 @@ def fuse_conv_epilogue(heads: list[Entry], ctx: PassContext) -> list[Entry]:
             inputs.append(new_ins[id(add)][res_pos])
         if relu is not None:
             given["act_type"] = "relu"
+        if wino is not None:
+            given["winograd"] = True
+            inputs.append(wino)
         return ((make_node(fused_op, node.name, given, inputs), 0),)
 
     return rebuild(heads, visit)
