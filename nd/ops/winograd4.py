@@ -45,8 +45,11 @@ MAX_CHANNELS = 512
 #: fewest channels (min(C, O)) worth the transforms
 MIN_CHANNELS = 32
 #: fewest 4x4 output tiles of the whole batch per output channel: below, the weight
-#: transform's memory (36 x C x O) and the transforms outweigh the saved multiplies
-MIN_TILES_PER_CHANNEL = 0.5
+#: transform's memory (36 x C x O, kept by the plan) outweighs the saved multiplies. Measured
+#: (process CPU time, one thread, F(4x4) / F(2x2)-or-im2col) on ResNet-18's layers: batch 1:
+#: 64@56 0.26, 128@28 0.50, 256@14 0.92, 512@7 1.34; batch 8: 0.85, 0.71, 0.86, 0.60 (but
+#: 512@7 would keep 38 MB of transformed weight per layer)
+MIN_TILES_PER_CHANNEL = 0.25
 #: bytes of gathered tiles (36 x C x tiles) per chunk of images (single-threaded BLAS)
 CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (8 << 20)
 
