@@ -5,7 +5,9 @@ and 8, and one training step at batch 8 (forward, softmax cross-entropy, backwar
 update through gluon Trainer), each eager and hybridized (`hybridize(static_alloc=True)`).
 Side by side, in one run:
 
-* hybridgraph eager and hybridized;
+* hybridgraph eager and hybridized, and hybridized with Winograd F(4x4, 3x3) turned off
+  (HYBRIDGRAPH_WINOGRAD4=0: the 3x3 layers run F(2x2, 3x3) or im2col), inference only, for
+  the ratio of the two in one process;
 * MXNet 1.9.1 (oneDNN) running the same workloads with its own model zoo in a subprocess,
   when its venv is found (HYBRIDGRAPH_MXNET_PYTHON, .mxvenv, /work/mxvenv);
 * the GEMM floor: numpy doing only the im2col GEMMs of the network's convolutions --
@@ -58,6 +60,7 @@ from hybridgraph.nd.ops.conv import _conv_geometry, prod  # noqa: E402
 from hybridgraph.nd.registry import get_op  # noqa: E402
 
 MODELS = ("resnet18_v1", "mobilenetv2_1.0")
+NO_WINOGRAD4 = "hybridgraph hybridized, no F(4x4)"
 SIZE, CLASSES, LR = 224, 1000, 0.01
 
 
@@ -92,8 +95,20 @@ class Model:
         self.trainer = Trainer(self.net.collect_params(), "sgd", {"learning_rate": LR})
         self.loss = loss.SoftmaxCrossEntropyLoss()
 
-    def step(self, kind: str, batch: int):
+    def step(self, kind: str, batch: int, winograd4: bool = True):
         x, y = (nd.array(a) for a in inputs(batch))
+        if kind == "infer" and not winograd4:
+            def infer_without() -> None:    # the switch is read when the plan is built (first call)
+                old = os.environ.get("HYBRIDGRAPH_WINOGRAD4")
+                os.environ["HYBRIDGRAPH_WINOGRAD4"] = "0"
+                try:
+                    self.net(x).wait_to_read()
+                finally:
+                    if old is None:
+                        del os.environ["HYBRIDGRAPH_WINOGRAD4"]
+                    else:
+                        os.environ["HYBRIDGRAPH_WINOGRAD4"] = old
+            return infer_without
         if kind == "infer":
             return lambda: self.net(x).wait_to_read()
 
@@ -316,10 +331,12 @@ def _ratio_median(ts, base):
 def time_model(name: str, work: list, rounds: int, min_time: float) -> dict:
     """{workload: {engine: per-round seconds}} for hybridgraph eager, hybridized and the floor."""
     models = {"hybridgraph eager": Model(name, False), "hybridgraph hybridized": Model(name, True)}
+    plain = Model(name, True)
     out = {}
     for kind, batch in work:
         fns = {engine: m.step(kind, batch) for engine, m in models.items()}
         if kind == "infer":
+            fns[NO_WINOGRAD4] = plain.step(kind, batch, winograd4=False)
             gemms = conv_gemms(name, batch)
             fns[f"GEMM floor ({gflops(gemms):.1f} GFLOP)"] = gemm_floor(gemms)
         out[f"{kind} {batch}"] = interleaved(fns, rounds, min_time)
@@ -390,6 +407,11 @@ def main() -> None:
         if mx and not isinstance(hyb, str):
             note += f", {_ratio(_median(hyb), _median(mx['resnet18_v1 hybridized']['infer 8']))} MXNet 1.9.1's"
         print("\n" + note)
+        for batch in (1, 8):
+            times = ours["resnet18_v1"].get(f"infer {batch}", {})
+            if NO_WINOGRAD4 in times:
+                print(f"ResNet-18 v1 hybridized inference at batch {batch}, Winograd F(4x4, 3x3) / without it "
+                      f"(F(2x2) or im2col): {_ratio_median(times['hybridgraph hybridized'], times[NO_WINOGRAD4])}")
     print(f"[{time.perf_counter() - start:.0f} s]")
 
 

@@ -1,6 +1,7 @@
 """Gluon MLP (784-256-256-10): training step at batch 64 and inference at batch 1 and 64.
 
-Side by side, in one run: hybridgraph eager and hybridized, a hand-written numpy
+Side by side, in one run: hybridgraph eager, hybridized and with the whole training step
+compiled (`Trainer.compile_step`, training row only differs), a hand-written numpy
 version (forward, backward and SGD with momentum into preallocated buffers: the
 floor for this work on numpy), and MXNet 1.9.1's Gluon run in its own venv in a
 subprocess when one is found (HYBRIDGRAPH_MXNET_PYTHON, .mxvenv, /work/mxvenv).
@@ -102,8 +103,10 @@ def gluon_mlp() -> nn.HybridSequential:
     return net
 
 
-def hybridgraph_calls(hybridize: bool) -> dict:
-    """workload -> a call of hybridgraph's Gluon MLP (warmed up: traced and compiled)."""
+def hybridgraph_calls(hybridize: bool, compiled_step: bool = False) -> dict:
+    """workload -> a call of hybridgraph's Gluon MLP (warmed up: traced and compiled).
+    `compiled_step`: the training step is `Trainer.compile_step` (forward, loss, backward
+    and update as one compiled graph) instead of record / backward / step."""
     net = gluon_mlp()
     if hybridize:   # the flags the MXNet run below uses too
         net.hybridize(static_alloc=True, static_shape=True)
@@ -111,8 +114,12 @@ def hybridgraph_calls(hybridize: bool) -> dict:
     loss_fn = loss.SoftmaxCrossEntropyLoss()
     x64, y64 = (nd.array(a) for a in batch(BATCH))
     x1 = nd.array(batch(1)[0])
+    compiled = trainer.compile_step(net, loss_fn)
 
     def train_step() -> None:
+        if compiled_step:
+            compiled(x64, y64, BATCH)
+            return
         with autograd.record():
             out = loss_fn(net(x64), y64)
         out.backward()
@@ -215,7 +222,8 @@ def main() -> None:
     quick = parser.parse_args().quick
     opts = {"repeat": 3, "min_time": 0.02} if quick else {"repeat": 7, "min_time": 0.1}
     engines = {"raw numpy": numpy_calls(), "hybridgraph eager": hybridgraph_calls(False),
-               "hybridgraph hybridized": hybridgraph_calls(True)}
+               "hybridgraph hybridized": hybridgraph_calls(True),
+               "hybridgraph compile_step": hybridgraph_calls(True, compiled_step=True)}
     results = time_interleaved(engines, 3 if quick else 5, opts)
     mx_results, mx_note = mxnet_timings(opts)
     if mx_results:
@@ -232,6 +240,9 @@ def main() -> None:
     if mx_results:
         note += f", {hyb / mx_results['hybridized']['train 64']:.2f}x MXNet 1.9.1's hybridized Gluon"
     print(note)
+    fused = results["hybridgraph compile_step"]["train 64"]
+    print(f"compiled whole step (Trainer.compile_step): {fused / base['train 64']:.2f}x raw numpy, "
+          f"{fused / hyb:.2f}x the unfused hybridized step")
 
 
 if __name__ == "__main__":

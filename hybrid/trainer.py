@@ -321,6 +321,14 @@ class Trainer:
                     raise UserWarning(_STALE.format(name=param.name, ctx=arr.context))
         return [tuple(map(list, zip(*upd))) if upd else ([], [], []) for upd in updates]
 
+    def compile_step(self, net: Any, loss_fn: Any) -> Any:
+        """A callable ``step(data, label, batch_size)`` that runs forward, loss, backward and
+        this Trainer's update as one compiled graph (bit-identical to the usual record /
+        backward / `step` sequence, which it falls back to when the step cannot be
+        compiled: see hybrid/compiled_step.py). Returns the loss."""
+        from .compiled_step import CompiledStep
+        return CompiledStep(self, net, loss_fn)
+
     # -- states -----------------------------------------------------------------------------------
     def save_states(self, fname: str) -> None:
         """Save the optimizer and its states (e.g. momentum) to `fname`, written atomically, by

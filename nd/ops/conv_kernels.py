@@ -334,8 +334,9 @@ class FlatGrid:
         return grid[(slice(None), slice(None)) + tuple(slice(0, s) for s in self.out_sp[1:])]
 
 
-def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid) -> None:
-    """Stride-1 convolution into `out` by FlatGrid chunks (any kernel, dilation, groups)."""
+def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid, finish=None) -> None:
+    """Stride-1 convolution into `out` by FlatGrid chunks (any kernel, dilation, groups);
+    `finish(dst, where)` (an epilogue: conv_forward) runs on each chunk of `out` once written."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
     kk = c * prod(geo.kernel)
@@ -349,13 +350,16 @@ def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid) -> None:
         cols = grid.columns(xp, flat, q0, m, buf).reshape(g, kk // g, m)
         res = rbuf[:o * m].reshape(g, o // g, m)
         xp.matmul(w3, cols, out=res)
-        dst = out[ims[0]:ims[1]] if rows is None else out[ims[0], :, rows[0]:rows[1]]
+        where = slice(ims[0], ims[1]) if rows is None else (ims[0], slice(None), slice(rows[0], rows[1]))
+        dst = out[where]
         _store(xp, dst, grid.valid(res.reshape(o, m), ims, rows), b, 1 if rows is None else 0)
+        if finish is not None:
+            finish(dst, where)
 
 
-def _im2col_forward(xp, x, w, b, geo: Geometry, out) -> None:
+def _im2col_forward(xp, x, w, b, geo: Geometry, out, finish=None) -> None:
     """Any convolution into `out` by im2col GEMMs, chunked over images; one column buffer
-    and one GEMM result buffer serve every chunk."""
+    and one GEMM result buffer serve every chunk (`finish`: see _flat_forward)."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
     out_sp = tuple(out.shape[2:])
@@ -370,6 +374,8 @@ def _im2col_forward(xp, x, w, b, geo: Geometry, out) -> None:
         res = rbuf[:o * (n1 - n0) * prod(out_sp)].reshape(g, o // g, -1)
         xp.matmul(w3, cols, out=res)
         _store(xp, out[n0:n1], res.reshape((o, n1 - n0) + out_sp).swapaxes(0, 1), b)
+        if finish is not None:
+            finish(out[n0:n1], slice(n0, n1))
 
 
 #: fewest output positions per image for which a 1x1 convolution runs one GEMM per image
@@ -426,9 +432,13 @@ def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
             acc += b.reshape(bcast)
 
 
-def conv_forward(xp, x, w, b, geo: Geometry, out=None):
+def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None):
     """Channel-first convolution: (N, C, *in) x (O, C/G, *k) -> (N, O, *out), written into
-    `out` when given (a contiguous array of that shape)."""
+    `out` when given (a contiguous array of that shape).
+
+    `finish(dst, where)` is an epilogue (a residual add, an activation: conv_fused.py) run
+    in place on ``dst = out[where]``, chunk by chunk right after the GEMM wrote it (while it
+    is in cache) where the kernel works in chunks, else once on the whole output."""
     n, c = x.shape[:2]
     o = w.shape[0]
     out_sp = geo.out_size(x.shape[2:])
@@ -438,6 +448,8 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None):
         return out
     if c == 0:
         out[...] = 0 if b is None else b.reshape((o,) + (1,) * len(out_sp))
+        if finish is not None:
+            finish(out, Ellipsis)
         return out
     if _is_pointwise(geo):
         _pointwise_forward(xp, x, w, b, geo, out)
@@ -446,13 +458,17 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None):
     elif _is_depthwise(geo, c):
         _depthwise_forward(xp, x, w, b, geo, out)
     elif use_winograd(x, w, geo.kernel, geo.stride, geo.dilate, geo.groups, out_sp):
-        winograd_forward(xp, x, w, b, geo.pad, out)
+        winograd_forward(xp, x, w, b, geo.pad, out, finish)
+        return out
     else:
         grid = _flat_grid(geo, x.shape[2:], out_sp)
         if grid is not None:
-            _flat_forward(xp, x, w, b, geo, out, grid)
+            _flat_forward(xp, x, w, b, geo, out, grid, finish)
         else:
-            _im2col_forward(xp, x, w, b, geo, out)
+            _im2col_forward(xp, x, w, b, geo, out, finish)
+        return out
+    if finish is not None:
+        finish(out, Ellipsis)
     return out
 
 

@@ -119,9 +119,10 @@ def _images_per_chunk(xp, n: int, c: int, o: int, tiles_per_image: int, itemsize
     return max(1, min(n, max(by_tiles, by_bytes)))
 
 
-def winograd_forward(xp, x, w, b, pad: tuple, out) -> None:
+def winograd_forward(xp, x, w, b, pad: tuple, out, finish=None) -> None:
     """3x3 stride-1 convolution of x (N, C, H, W) with w (O, C, 3, 3) (+ bias b) and padding
-    `pad` into `out` (N, O, OH, OW), by Winograd F(2x2, 3x3), chunked over images."""
+    `pad` into `out` (N, O, OH, OW), by Winograd F(2x2, 3x3), chunked over images;
+    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk."""
     n, c, h, wd = x.shape
     o = w.shape[0]
     oh, ow = out.shape[2:]
@@ -138,3 +139,5 @@ def winograd_forward(xp, x, w, b, pad: tuple, out) -> None:
         xp.matmul(v, u, out=m)
         y = buf.output(xp, m, b, n1 - n0)
         out[n0:n1] = y[:, :oh, :ow].transpose(0, 3, 1, 2)
+        if finish is not None:
+            finish(out[n0:n1], slice(n0, n1))

@@ -175,8 +175,34 @@ def _chan(attrs, g):
     return g.ndim - 1 if attrs.get("layout") in ("NWC", "NHWC", "NDHWC") else 1
 
 
+def fused_conv_case(draw):
+    """A Convolution case plus an optional residual (the output's shape) and ReLU. With the
+    ReLU, the residual keeps the sum at least 0.05 away from the kink, so that finite
+    differences stay valid (the ReLU alone is covered by the pass tests)."""
+    inputs, attrs = conv_case(draw)
+    relu = draw(st.booleans())
+    if relu or draw(st.booleans()):
+        conv = conv_ref(*inputs, **attrs)
+        res = draw(arr(conv.shape))
+        if relu:
+            attrs["act_type"] = "relu"
+            total = conv + res
+            res = np.where(np.abs(total) < 0.05, res + np.where(total < 0, -0.1, 0.1), res)
+        attrs["with_residual"] = True
+        inputs.append(res)
+    return inputs, attrs
+
+
+def fused_conv_ref(*inputs, act_type=None, with_residual=False, **attrs):
+    y = conv_ref(*(inputs[:-1] if with_residual else inputs), **attrs)
+    if with_residual:
+        y = y + inputs[-1]
+    return np.maximum(y, 0) if act_type == "relu" else y
+
+
 SPECS = [
     OpSpec("Convolution", case=conv_case, ref=conv_ref),
+    OpSpec("_fused_convolution", case=fused_conv_case, ref=fused_conv_ref),
     OpSpec("_backward_Convolution", case=lambda draw: conv_case(draw, with_ograd=True),
            ref=_backward_ref(conv_ref), rtol=1e-5, atol=1e-6),
     OpSpec("Deconvolution", case=deconv_case, ref=deconv_ref),

@@ -1,0 +1,126 @@
+"""Winograd F(4x4, 3x3) convolution for inference plans: 3x3, stride-1, undilated, ungrouped
+2-D float32 convolutions with 4x fewer multiplies than im2col in the main GEMMs (36 GEMMs
+over 4x4 output tiles; F(2x2, 3x3) in winograd.py saves 2.25x).
+
+Y = A^T [(G g G^T) * (B^T d B)] A per 6x6 input tile d (stride 4). Every step is a BLAS call
+on channel-last buffers: the 6x6 tiles of a chunk of images are gathered by one strided
+copy into D (36, tiles*C); V = (B^T (x) B^T) D is one (36x36) GEMM; M = V U is 36 GEMMs
+(tiles, C) x (C, O); Y = (A^T (x) A^T) M is one (16x36) GEMM. Elementwise transforms (as
+winograd.py does for F(2x2)) cost more than the GEMMs they save at this tile size in numpy.
+
+The weight transform U = G g G^T (36, C, O) is made once, when an inference plan is built
+(the fuse_conv_epilogue pass adds it as a constant): 4x the weight's size, so the plan only
+uses it where a layer's output tiles amortise it (`use_winograd4`). The bias is added to the
+tile entry m[1, 1], which A^T's column of ones spreads to every output.
+
+Accuracy: `ERROR_BOUND` bounds |winograd - exact| / sum(|x| * |w|) over each output's window
+(the rounding scale of any float32 summation of those products), measured against float64
+by tests/nd/test_winograd4.py on ResNet-18's 3x3 layer shapes and adversarial data, for up to
+`MAX_CHANNELS` input channels; the plan uses F(4x4) only within that range. Switch:
+HYBRIDGRAPH_WINOGRAD4=0.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .blas import THREADED_BLAS
+
+#: F(4x4, 3x3) transforms (Lavin & Gray): B^T (6x6), G (6x3), A^T (4x6)
+BT = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
+               [0, -2, -1, 2, 1, 0], [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]], dtype=np.float64)
+G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+              [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], dtype=np.float64)
+AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]],
+              dtype=np.float64)
+_BB = np.kron(BT, BT).astype(np.float32)      # (36, 36): V = _BB @ D
+_AA = np.kron(AT, AT).astype(np.float32)      # (16, 36): Y = _AA @ M
+
+#: bound of the float32 error relative to sum(|x| * |w|) over the output's window (measured
+#: max 1.1e-5 on the test's shapes and data; im2col's is about 2e-7)
+ERROR_BOUND = 3e-5
+#: most input channels the bound was measured for
+MAX_CHANNELS = 512
+#: fewest channels (min(C, O)) worth the transforms
+MIN_CHANNELS = 32
+#: fewest 4x4 output tiles of the whole batch per output channel: below, the weight
+#: transform's memory (36 x C x O, kept by the plan) outweighs the saved multiplies. Measured
+#: (process CPU time, one thread, F(4x4) / F(2x2)-or-im2col) on ResNet-18's layers: batch 1:
+#: 64@56 0.26, 128@28 0.50, 256@14 0.92, 512@7 1.34; batch 8: 0.85, 0.71, 0.86, 0.60 (but
+#: 512@7 would keep 38 MB of transformed weight per layer)
+MIN_TILES_PER_CHANNEL = 0.25
+#: bytes of gathered tiles (36 x C x tiles) per chunk of images (single-threaded BLAS)
+CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (8 << 20)
+
+
+def enabled() -> bool:
+    """HYBRIDGRAPH_WINOGRAD4=0 turns F(4x4, 3x3) off."""
+    return os.environ.get("HYBRIDGRAPH_WINOGRAD4", "1") not in ("0", "")
+
+
+def use_winograd4(dshape: tuple, wshape: tuple, dtype, a) -> bool:
+    """Whether an inference plan runs the Convolution with attributes `a` on data of `dshape`
+    by F(4x4, 3x3): 3x3, stride 1, undilated, ungrouped, 2-D, channel-first float32, within
+    the accuracy bound's channel range and with enough output tiles per channel."""
+    if not enabled() or np.dtype(dtype) != np.float32 or len(dshape) != 4 or a.layout not in (None, "NCHW"):
+        return False
+    if tuple(a.kernel) != (3, 3) or a.num_group != 1 or any(s != 1 for s in a.stride or ()) \
+            or any(d != 1 for d in a.dilate or ()):
+        return False
+    n, c, h, w = dshape
+    o = wshape[0]
+    pad = tuple(a.pad) if a.pad else (0, 0)
+    oh, ow = h + 2 * pad[0] - 2, w + 2 * pad[1] - 2
+    if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS:
+        return False
+    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
+    return tiles >= MIN_TILES_PER_CHANNEL * max(c, o)
+
+
+def weight4(w: np.ndarray) -> np.ndarray:
+    """U (36, C, O) = G w G^T for every (output, input) channel pair, computed in float64."""
+    o, c = w.shape[:2]
+    u = np.kron(G, G) @ np.asarray(w, dtype=np.float64).reshape(o * c, 9).T     # (36, O*C)
+    return np.ascontiguousarray(u.reshape(36, o, c).transpose(0, 2, 1)).astype(w.dtype)
+
+
+def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None) -> None:
+    """3x3 stride-1 convolution of x (N, C, H, W) with the transformed weight u (36, C, O)
+    (+ bias b), padding `pad`, into `out` (N, O, OH, OW), chunked over images;
+    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk."""
+    n, c, h, wd = x.shape
+    o = u.shape[2]
+    oh, ow = out.shape[2:]
+    th, tw = (oh + 3) // 4, (ow + 3) // 4
+    ph, pw = pad
+    k = n if xp is not np else max(1, min(n, CHUNK_BYTES // (36 * max(c, o) * th * tw * x.itemsize)))
+    bb, aa = xp.asarray(_BB.astype(x.dtype)), xp.asarray(_AA.astype(out.dtype))
+    xpad = xp.zeros((k, 4 * th + 2, 4 * tw + 2, c), dtype=x.dtype)
+    most = k * th * tw
+    dbuf, vbuf = xp.empty(36 * most * c, dtype=x.dtype), xp.empty(36 * most * c, dtype=x.dtype)
+    mbuf, ybuf = xp.empty(36 * most * o, dtype=out.dtype), xp.empty(16 * most * o, dtype=out.dtype)
+    for n0 in range(0, n, k):
+        n1 = min(n, n0 + k)
+        q = n1 - n0
+        t = q * th * tw
+        xpad[:q, ph:ph + h, pw:pw + wd] = x[n0:n1].transpose(0, 2, 3, 1)
+        s = xpad.strides
+        dq = dbuf[:36 * t * c].reshape(6, 6, q, th, tw, c)     # the 6x6 tiles, stride 4
+        dq[...] = xp.lib.stride_tricks.as_strided(xpad, (6, 6, q, th, tw, c),
+                                                  (s[1], s[2], s[0], 4 * s[1], 4 * s[2], s[3]))
+        vq = vbuf[:36 * t * c].reshape(36, t * c)
+        xp.matmul(bb, dq.reshape(36, t * c), out=vq)
+        mq = mbuf[:36 * t * o].reshape(36, t, o)
+        xp.matmul(vq.reshape(36, t, c), u, out=mq)
+        if b is not None:
+            mq.reshape(6, 6, t, o)[1, 1] += b
+        yq = ybuf[:16 * t * o].reshape(16, t * o)
+        xp.matmul(aa, mq.reshape(36, t * o), out=yq)
+        tiles_out = yq.reshape(4, 4, q, th, tw, o).transpose(2, 5, 3, 0, 4, 1)     # (q, O, th, 4, tw, 4)
+        if (oh, ow) == (4 * th, 4 * tw):
+            out[n0:n1].reshape(q, o, th, 4, tw, 4)[...] = tiles_out
+        else:
+            out[n0:n1] = tiles_out.reshape(q, o, 4 * th, 4 * tw)[:, :, :oh, :ow]
+        if finish is not None:
+            finish(out[n0:n1], slice(n0, n1))
