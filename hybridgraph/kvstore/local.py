@@ -3,7 +3,8 @@
 Values pushed for a key from several contexts are summed on the first one;
 without an updater the sum replaces the stored value, with one
 (`set_optimizer` / `_set_updater`) ``updater(key, sum, stored)`` applies it.
-`pull` copies the stored value to every output. Gradient compression
+`pull` copies the stored value to every output. ``device`` and ``nccl`` types sum values
+on several GPUs with NCCL (`nccl.py`) when cupy has it. Gradient compression
 (``device`` types only, as in MXNet) quantizes each context's value with its
 own residual before the sum. The distributed store (`dist.py`) reuses all of
 this and only adds the allreduce between workers to `_reduce`.
@@ -20,6 +21,7 @@ from hybridgraph.nd.serialization import atomic_write
 
 from .base import KVStoreBase, normalize_keys
 from .compression import GradientCompression
+from .nccl import reduce_devices
 
 __all__ = ["KVStore"]
 
@@ -145,6 +147,10 @@ class KVStore(KVStoreBase):
             for i, v in enumerate(vals):
                 total += comp.compress((key, i), v.asnumpy())
             return NDArray(total.astype(stored.dtype, copy=False), ctx=ctx)
+        if "device" in self.type or "nccl" in self.type:
+            total = reduce_devices(vals, ctx)   # one NCCL group when the values live on several GPUs
+            if total is not None:
+                return total
         total = vals[0].copyto(ctx)  # a new array: the pushed values are never written
         for v in vals[1:]:
             total += v.as_in_context(ctx)
