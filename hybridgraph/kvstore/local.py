@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridgraph.nd import NDArray
+from hybridgraph.nd import NDArray, autograd
 from hybridgraph.nd.errors import MXNetError
 from hybridgraph.nd.serialization import atomic_write
 
@@ -167,13 +167,14 @@ class KVStore(KVStoreBase):
         if out is None:
             raise MXNetError("kvstore.pull needs `out`")
         keys, outs = self._pairs(key, out, "output")
-        for k, targets in zip(keys, outs):
-            stored = self._stored(k)
-            for o in targets:
-                if o.stype == "default":
-                    stored.copyto(o)
-                elif not ignore_sparse:
-                    _assign(o, stored)
+        with autograd.pause():   # a store's writes are never recorded (MXNet: an engine copy), even
+            for k, targets in zip(keys, outs):   # into a parameter pulled inside a recorded forward
+                stored = self._stored(k)
+                for o in targets:
+                    if o.stype == "default":
+                        stored.copyto(o)
+                    elif not ignore_sparse:
+                        _assign(o, stored)
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """`push` then `pull` in one call; the result goes to `out`, or back into `value`."""
         self.push(key, value, priority)
@@ -189,7 +190,7 @@ class KVStore(KVStoreBase):
         pull of row-sparse weights): `out` then stores exactly the requested rows (unsorted,
         repeats allowed), zeros elsewhere. One `row_ids` for a list of outputs applies to all;
         a dense `out` is refused, as in MXNet."""
-        from hybridgraph.nd.sparse import RowSparseNDArray, retain
+        from hybridgraph.nd.sparse import RowSparseNDArray
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull needs `out` and `row_ids`")
         ids = [row_ids] if isinstance(row_ids, NDArray) else row_ids
@@ -208,7 +209,13 @@ class KVStore(KVStoreBase):
                                  f"'row_sparse'), got storage type {o.stype!r}; use pull for dense outputs")
         if len(ids) != len(flat_outs):
             raise MXNetError(f"row_sparse_pull: {len(ids)} row_ids for {len(flat_outs)} outputs")
-        pairs = iter(zip(flat_outs, ids))
+        with autograd.pause():   # never recorded, as `pull`
+            self._pull_rows(keys, outs, iter(zip(flat_outs, ids)))
+            for o in rest:
+                _assign(o, flat_outs[0])
+
+    def _pull_rows(self, keys: list, outs: list, pairs: Any) -> None:
+        from hybridgraph.nd.sparse import RowSparseNDArray, retain
         for k, targets in zip(keys, outs):
             stored = self._stored(k)
             if not isinstance(stored, RowSparseNDArray):
@@ -222,8 +229,6 @@ class KVStore(KVStoreBase):
                 if rid.size and (rid.asnumpy().min() < 0 or rid.asnumpy().max() >= value.shape[0]):
                     raise MXNetError(f"row_sparse_pull: row_ids of key {k!r} must be in [0, {value.shape[0]})")
                 _assign(o, retain(value, rid))
-        for o in rest:
-            _assign(o, flat_outs[0])
 
     # -- optimizer and compression ------------------------------------------------------------------
     def set_gradient_compression(self, compression_params: dict) -> None:
