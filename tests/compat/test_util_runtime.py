@@ -103,8 +103,16 @@ def test_missing_mxnet_modules_raise_not_implemented_naming_alternative():
         from hybridgraph import tvmop  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         mx.nonexistent  # noqa: B018
-    with pytest.raises(ModuleNotFoundError, match="mxnet.contrib.amp"):
-        import hybridgraph.contrib.amp  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="mxnet.contrib.quantization"):
+        import hybridgraph.contrib.quantization  # noqa: F401
+    # mx.contrib.amp imports (scripts import it at the top, and use it only for mixed precision);
+    # each of its functions raises, naming the alternative
+    from hybridgraph.contrib.amp import amp
+    with pytest.raises(NotImplementedError, match=r"mixed precision \(mx.contrib.amp.init\).*float32"):
+        amp.init()
+    assert not hasattr(amp, "convert_model")
+    with pytest.raises(ImportError):
+        from hybridgraph.contrib.amp import init_trainer  # noqa: F401
     # names hybridgraph ships itself are never shadowed by the list
     assert not [n for n in ("util", "runtime", "operator", "profiler", "rnn")
                 if n in sys.modules["hybridgraph.unsupported"].MISSING_MODULES]
