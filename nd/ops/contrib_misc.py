@@ -1,7 +1,7 @@
 """Small value operators MXNet 1.9.1 keeps outside the main families: quadratic,
 all_finite / multi_all_finite (AMP's overflow checks), index_array,
-ravel_multi_index / unravel_index (src/operator/contrib/quadratic_op*,
-all_finite*, index_array*, tensor/ravel*).
+ravel_multi_index / unravel_index, khatri_rao (src/operator/contrib/quadratic_op*,
+all_finite*, index_array*, tensor/ravel*, contrib/krprod*).
 """
 from __future__ import annotations
 
@@ -158,3 +158,39 @@ def unravel_index(xp, a, x):
         rows.append(rest // s)
         rest = rest - rows[-1] * s
     return (xp.stack(rows, axis=0).astype(x.dtype),)
+
+
+# ---------------------------------------------------------------------------
+# khatri_rao: column-wise Kronecker product (src/operator/contrib/krprod.cc)
+
+
+def _khatri_rao_inputs(a) -> tuple[str, ...]:
+    return tuple(f"arg{i}" for i in range(a.num_args or 0))
+
+
+def _khatri_rao_shape(a, *shapes):
+    if any(s is None for s in shapes):
+        return None
+    for i, s in enumerate(shapes):
+        if len(s) != 2:
+            raise ShapeError(f"operator khatri_rao: input arg{i} must be a matrix, got shape {tuple(s)}")
+        if s[1] != shapes[0][1]:
+            raise ShapeError(f"operator khatri_rao: every input needs {shapes[0][1]} columns (as arg0); "
+                             f"arg{i} has shape {tuple(s)}")
+    return list(shapes), [(int(np.prod([s[0] for s in shapes])), shapes[0][1])]
+
+
+@register("khatri_rao", inputs=_khatri_rao_inputs, key_var_num_args="num_args", infer_shape=_khatri_rao_shape,
+          attrs={"num_args": Attr("int", doc="Number of input matrices.")})
+def khatri_rao(xp, a, *mats):
+    """Khatri-Rao product: row ``i1 * (n2 * ... ) + i2 * (...) + ...`` of the result is the
+    elementwise product of row i1 of arg0, row i2 of arg1, ... (every input has the same
+    number of columns). Not differentiable, as in MXNet 1.9.1 (it registers no gradient)."""
+    if len(mats) != a.num_args or a.num_args < 1:
+        raise AttrError(f"operator khatri_rao: num_args={a.num_args} but {len(mats)} inputs were given "
+                        "(at least one is needed)")
+    _khatri_rao_shape(a, *(m.shape for m in mats))
+    out = mats[0]
+    for m in mats[1:]:
+        out = (out[:, None, :] * m[None, :, :]).reshape(-1, m.shape[1])
+    return (xp.array(out, copy=True) if out is mats[0] else out,)
