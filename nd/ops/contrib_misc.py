@@ -1,7 +1,8 @@
 """Small value operators MXNet 1.9.1 keeps outside the main families: quadratic,
 all_finite / multi_all_finite (AMP's overflow checks), index_array,
-ravel_multi_index / unravel_index, khatri_rao (src/operator/contrib/quadratic_op*,
-all_finite*, index_array*, tensor/ravel*, contrib/krprod*).
+ravel_multi_index / unravel_index, khatri_rao, round_ste / sign_ste, gradientmultiplier
+(src/operator/contrib/quadratic_op*, all_finite*, index_array*, tensor/ravel*, contrib/krprod*,
+contrib/stes_op*, contrib/gradient_multiplier_op*).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from ..attrs import Attr
 from ..errors import AttrError, ShapeError
 from ..registry import ZERO_GRAD, register, same_shape
+from .elemwise import _round
 
 
 # ---------------------------------------------------------------------------
@@ -194,3 +196,43 @@ def khatri_rao(xp, a, *mats):
     for m in mats[1:]:
         out = (out[:, None, :] * m[None, :, :]).reshape(-1, m.shape[1])
     return (xp.array(out, copy=True) if out is mats[0] else out,)
+
+
+# ---------------------------------------------------------------------------
+# straight-through estimators and the gradient multiplier (contrib/stes_op*, gradient_multiplier_op*)
+
+
+@register("_contrib_round_ste", hint="round_ste", infer_shape=same_shape)
+def round_ste(xp, a, x):
+    """round() (half away from zero, as MXNet) forward; the gradient passes straight through."""
+    return (_round(xp, x),)
+
+
+@register("_contrib_sign_ste", hint="sign_ste", infer_shape=same_shape)
+def sign_ste(xp, a, x):
+    """sign() forward; the gradient passes straight through (1 instead of sign's 0)."""
+    return (xp.sign(x),)
+
+
+@round_ste.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [ograds[0]]
+
+
+@sign_ste.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [ograds[0]]
+
+
+@register("_contrib_gradientmultiplier", hint="gradientmultiplier", infer_shape=same_shape,
+          attrs={"scalar": Attr("float", 1.0, "lambda multiplier"),
+                 "is_int": Attr("bool", True, "Indicate whether scalar input is int type")})
+def gradientmultiplier(xp, a, x):
+    """The identity forward; the gradient is multiplied by `scalar` (a gradient reversal layer
+    with a negative one)."""
+    return (x.copy(),)
+
+
+@gradientmultiplier.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [F._mul_scalar(ograds[0], scalar=a.scalar)]

@@ -1,5 +1,6 @@
 """Specs for nd/ops/contrib_misc.py: quadratic, all_finite, multi_all_finite,
-index_array, ravel_multi_index, unravel_index, khatri_rao (forward values checked by MXNet 1.9.1)."""
+index_array, ravel_multi_index, unravel_index, khatri_rao, round_ste, sign_ste, gradientmultiplier
+(forward values checked by MXNet 1.9.1)."""
 from __future__ import annotations
 
 import numpy as np
@@ -75,4 +76,12 @@ SPECS = [
            nondiff=_ZERO),
     OpSpec("khatri_rao", case=_krprod_case, ref=_krprod_ref,
            nondiff="no gradient in MXNet 1.9.1 (krprod.cc registers no FGradient)"),
+    # straight-through estimators: the gradient is the identity, not round's/sign's (zero) derivative,
+    # so the finite-difference check does not apply; tests/nd/test_contrib_ste.py checks it
+    OpSpec("_contrib_round_ste", case=lambda draw: ([draw(arr(shapes()))], {}),
+           ref=lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), nondiff="straight-through gradient (identity)"),
+    OpSpec("_contrib_sign_ste", case=lambda draw: ([draw(arr(shapes()))], {}), ref=np.sign,
+           nondiff="straight-through gradient (identity)"),
+    OpSpec("_contrib_gradientmultiplier", case=lambda draw: ([draw(arr(shapes()))], {"scalar": 1.0}),
+           ref=lambda x, scalar: x),
 ]
