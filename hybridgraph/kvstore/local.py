@@ -172,7 +172,8 @@ class KVStore(KVStoreBase):
                 stored = self._stored(k)
                 for o in targets:
                     if o.stype == "default":
-                        stored.copyto(o)
+                        if not _holds(o, stored):
+                            stored.copyto(o)
                     elif not ignore_sparse:
                         _assign(o, stored)
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
@@ -271,6 +272,17 @@ class KVStore(KVStoreBase):
         """Wait for every worker (nothing to wait for in one process)."""
 
     _barrier = barrier
+
+
+def _holds(out: NDArray, value: NDArray) -> bool:
+    """Whether `out`, an array a recorded graph already uses, holds `value` exactly. A Trainer
+    that meets a deferred parameter inside a recorded forward broadcasts every context its
+    own initial value again: MXNet's copy changes nothing, so it is skipped here (a write,
+    even of equal values, would invalidate the recorded graph's use of it)."""
+    if out._ag is None or autograd.live_entry(out) is None or out.shape != value.shape or out.dtype != value.dtype:
+        return False
+    theirs = value._data if value.context == out.context else value.as_in_context(out.context)._data
+    return bool((out._data == theirs).all())
 
 
 def _assign(out: NDArray, value: NDArray) -> None:

@@ -82,16 +82,19 @@ def test_states_round_trip_through_the_store(tmp_path):
     assert trainer._optimizer is trainer._kvstore._updater.optimizer
 
 
-def test_store_writes_inside_a_recorded_forward_are_not_recorded():
+@pytest.mark.parametrize("in_units", [6, 0])
+def test_store_writes_inside_a_recorded_forward_are_not_recorded(in_units):
     """A row_sparse weight read in forward (under autograd.record) makes the Trainer set up its
     store there and broadcast every parameter into its contexts: those writes into variables
-    are the store's, not recorded (MXNet: engine copies), and training goes on normally."""
+    are the store's, not recorded (MXNet: engine copies), and training goes on normally. With a
+    deferred Dense (in_units=0) the second context's forward broadcasts the Dense weight again,
+    into the first context's copy that the tape already uses: equal values, left untouched."""
     class Net(gluon.Block):
         def __init__(self):
             super().__init__(prefix="rsnet_")
             with self.name_scope():
                 self.table = self.params.get("table", stype="row_sparse", shape=(4, 3), grad_stype="row_sparse")
-                self.dense = gluon.nn.Dense(2, in_units=6)
+                self.dense = gluon.nn.Dense(2, in_units=in_units)
 
         def forward(self, x):
             rows = self.table.row_sparse_data(x)
