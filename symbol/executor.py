@@ -489,16 +489,29 @@ def _check_ctx(ctx: Context, named: Sequence[tuple[str, NDArray | None]], placed
 
 def _placement(sym, ctx: Context, group2ctx: dict | None) -> dict:
     """``{variable name: Context}`` for the variables of a ``ctx_group`` (`mx.AttrScope(ctx_group=...)`)
-    that `group2ctx` maps: MXNet allocates their arrays (and gradients) there.
+    that `group2ctx` maps: MXNet allocates their arrays (and gradients) there. A variable made
+    outside any group takes the group of the first operator that reads it (MXNet's device
+    placement pass).
 
     The graph itself runs on `ctx`'s device, so the groups must be contexts of the same
     memory: CPU contexts (any id) for a CPU executor, the same GPU for a GPU one."""
     if not group2ctx:
         return {}
+    import json  # noqa: PLC0415 - only for model-parallel binds
+    nodes = json.loads(sym.tojson())["nodes"]
+    groups = {}
+    for node in nodes:   # topological order: the first reader of a variable comes first
+        group = (node.get("attrs") or {}).get("__ctx_group__")
+        if node["op"] == "null":
+            if group is not None:
+                groups[node["name"]] = group
+            continue
+        for src, _, _ in node["inputs"]:
+            if group is not None and nodes[src]["op"] == "null":
+                groups.setdefault(nodes[src]["name"], group)
     placed = {}
-    for name, attrs in sym.attr_dict().items():
-        group = attrs.get("__ctx_group__")
-        if group is None or group not in group2ctx:
+    for name, group in groups.items():
+        if group not in group2ctx:
             continue
         target = Context(group2ctx[group])
         if target.device_type != ctx.device_type or (ctx.device_type == "gpu" and target != ctx):

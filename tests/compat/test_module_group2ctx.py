@@ -66,3 +66,22 @@ def test_group2ctxs_errors_and_other_devices():
     with pytest.raises(NotImplementedError, match="model parallelism across devices is not supported"):
         _graph().simple_bind(mx.cpu(0), group2ctx={"dev1": mx.gpu(0)}, a=SHAPE, b=SHAPE)
     assert DataParallelExecutorGroup is ExecutorGroup
+
+
+def test_variable_outside_a_group_takes_its_readers_group():
+    """MXNet's placement: data3, made outside any AttrScope, is read by an op of 'dev2', so bind
+    expects (and simple_bind allocates) it on dev2's context (test_model_parallel's chain)."""
+    data1, data3 = mx.sym.Variable("data1"), mx.sym.Variable("data3")
+    with mx.AttrScope(ctx_group="dev1"):
+        net = data1 * 3
+    with mx.AttrScope(ctx_group="dev2"):
+        net = net + data3
+    exe = net.simple_bind(mx.cpu(0), group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)}, data1=SHAPE, data3=SHAPE)
+    assert exe.arg_dict["data1"].context == mx.cpu(0) and exe.arg_dict["data3"].context == mx.cpu(1)
+    args = [mx.nd.ones(SHAPE), mx.nd.ones(SHAPE, ctx=mx.cpu(1)) * 2]
+    grads = [mx.nd.zeros(SHAPE), mx.nd.zeros(SHAPE, ctx=mx.cpu(1))]
+    exe = net.bind(mx.cpu(0), args, args_grad=grads, group2ctx={"dev1": mx.cpu(0), "dev2": mx.cpu(1)})
+    np.testing.assert_array_equal(exe.forward(is_train=True)[0].asnumpy(), 5)
+    exe.backward(mx.nd.ones(SHAPE))
+    np.testing.assert_array_equal(grads[0].asnumpy(), 3)
+    np.testing.assert_array_equal(grads[1].asnumpy(), 1)
