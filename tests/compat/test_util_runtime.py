@@ -208,3 +208,13 @@ def test_star_imports_give_operators_and_layers_as_mxnet():
     exec("from hybridgraph.gluon.nn import *", ns)
     assert {"Dense", "Conv2D", "BatchNorm", "MaxPool2D", "Embedding", "HybridSequential", "SymbolBlock"} <= set(ns)
     assert not any(k.startswith("_") for k in ns if k != "__builtins__")
+
+
+def test_numpy_array_scope_object():
+    """mx.util._NumpyArrayScope (MXNet's private scope object, imported by test_thread_local)."""
+    from hybridgraph.util import _NumpyArrayScope, is_np_array
+    scope = _NumpyArrayScope(True)
+    assert scope._is_np_array and not is_np_array()
+    with scope:
+        assert is_np_array()
+    assert not is_np_array()
