@@ -174,3 +174,23 @@ def set_module(module: str) -> Callable:
             func.__module__ = module
         return func
     return decorator
+
+
+class _NumpyArrayScope:
+    """MXNet's (private) scope object of NumPy array semantics: ``with _NumpyArrayScope(True):``
+    turns the semantics on for this thread and restores it on exit, like `np_array`.
+    `_current` is the scope made current by the last `__enter__` (old code assigns it too);
+    the state itself is per thread, as `is_np_array` reads it."""
+
+    _current: Any = threading.local()
+
+    def __init__(self, is_np_array: bool):  # noqa: A002 - MXNet's name
+        self._is_np_array = bool(is_np_array)
+        self._prev: bool | None = None
+
+    def __enter__(self) -> "_NumpyArrayScope":
+        self._prev = set_np_array(self._is_np_array)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        set_np_array(bool(self._prev))

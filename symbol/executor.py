@@ -479,11 +479,48 @@ class _Resizer:
 
 # -- bind / simple_bind / eval ---------------------------------------------------------------
 
-def _check_ctx(ctx: Context, named: Sequence[tuple[str, NDArray | None]]) -> None:
+def _check_ctx(ctx: Context, named: Sequence[tuple[str, NDArray | None]], placed: dict | None = None) -> None:
     for name, a in named:
-        if a is not None and a._ctx != ctx:
-            raise MXNetError(f"array {name!r} lives on {a._ctx} but the executor is bound to {ctx}; "
+        want = (placed or {}).get(name, ctx)
+        if a is not None and a._ctx != want:
+            raise MXNetError(f"array {name!r} lives on {a._ctx} but the executor places it on {want}; "
                              "use as_in_context() first")
+
+
+def _placement(sym, ctx: Context, group2ctx: dict | None) -> dict:
+    """``{variable name: Context}`` for the variables of a ``ctx_group`` (`mx.AttrScope(ctx_group=...)`)
+    that `group2ctx` maps: MXNet allocates their arrays (and gradients) there. A variable made
+    outside any group takes the group of the first operator that reads it (MXNet's device
+    placement pass).
+
+    The graph itself runs on `ctx`'s device, so the groups must be contexts of the same
+    memory: CPU contexts (any id) for a CPU executor, the same GPU for a GPU one."""
+    if not group2ctx:
+        return {}
+    import json  # noqa: PLC0415 - only for model-parallel binds
+    nodes = json.loads(sym.tojson())["nodes"]
+    groups = {}
+    for node in nodes:   # topological order: the first reader of a variable comes first
+        group = (node.get("attrs") or {}).get("__ctx_group__")
+        if node["op"] == "null":
+            if group is not None:
+                groups[node["name"]] = group
+            continue
+        for src, _, _ in node["inputs"]:
+            if group is not None and nodes[src]["op"] == "null":
+                groups.setdefault(nodes[src]["name"], group)
+    placed = {}
+    for name, group in groups.items():
+        if group not in group2ctx:
+            continue
+        target = Context(group2ctx[group])
+        if target.device_type != ctx.device_type or (ctx.device_type == "gpu" and target != ctx):
+            raise NotImplementedError(
+                f"group2ctx places ctx_group {group!r} on {target} while the executor runs on {ctx}: model "
+                "parallelism across devices is not supported (hybridgraph runs a graph on one device). Bind the "
+                "whole graph to one device, or train data-parallel over several contexts.")
+        placed[name] = target
+    return placed
 
 
 def bind(sym, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: Any = "write",
@@ -497,7 +534,8 @@ def bind(sym, ctx: Context | None, args: Any, args_grad: Any = None, grad_req: A
     reqs = _grad_reqs(names, grad_req)
     aux = _arrays_by_name(aux_names, [] if aux_states is None and aux_names else aux_states,
                           "aux_states", True)
-    _check_ctx(ctx, list(zip(names, arg_list)) + list(zip(names, grads)) + list(zip(aux_names, aux)))
+    _check_ctx(ctx, list(zip(names, arg_list)) + list(zip(names, grads)) + list(zip(aux_names, aux)),
+               _placement(sym, ctx, group2ctx))
     _check_shapes("gradient of", names, grads, [a.shape for a in arg_list])
     meta = _validate(sym, arg_list, aux)
     return Executor(sym, ctx, arg_list, grads, reqs, aux, meta)
@@ -555,18 +593,19 @@ def simple_bind(sym, ctx: Context | None, grad_req: Any = "write", type_dict: di
     reqs = _grad_reqs(names, grad_req)
     shared_args = set(shared_arg_names or ()) if shared_exec is not None else set()
     pools = (shared_exec.arg_dict, shared_exec.grad_dict, shared_exec.aux_dict) if shared_exec else ({}, {}, {})
+    placed = _placement(sym, ctx, group2ctx)
     args, grads = [], []
     for n, s, t, r in zip(names, arg_shapes, arg_types, reqs):
-        t = t or np.float32
+        t, where = t or np.float32, placed.get(n, ctx)
         pick = n in shared_args
         arr = _shared(n, s, t, pools[0]) if pick else None
-        args.append(arr if arr is not None else _from_buffer(n, s, t, ctx, shared_buffer))
+        args.append(arr if arr is not None else _from_buffer(n, s, t, where, shared_buffer))
         grad = _shared(n, s, t, pools[1]) if pick and r != "null" else None
-        grads.append(None if r == "null" else grad if grad is not None else _zeros(s, t, ctx))
+        grads.append(None if r == "null" else grad if grad is not None else _zeros(s, t, where))
     aux = []
     for n, s, t in zip(aux_names, aux_shapes, aux_types):
         arr = _shared(n, s, t or np.float32, pools[2])
-        aux.append(arr if arr is not None else _zeros(s, t or np.float32, ctx))
+        aux.append(arr if arr is not None else _zeros(s, t or np.float32, placed.get(n, ctx)))
     return Executor(sym, ctx, args, grads, reqs, aux, _validate(sym, args, aux))
 
 

@@ -323,7 +323,8 @@ def var(name: str, attr: dict | None = None, shape: Any = None, lr_mult: float |
     """A variable (a named input of the graph), MXNet's `mx.sym.var`."""
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
-    attrs = AttrScope.current().get(attr)
+    # a hidden key given in `attr` ({'force_mirroring': 'True'}) is stored as __force_mirroring__, as MXNet's C API does
+    attrs = {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in AttrScope.current().get(attr).items()}
     if shape is not None:
         attrs["__shape__"] = str(tuple(shape))
     if lr_mult is not None:
@@ -364,8 +365,12 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
     for k, v in scope_attrs.items():
         key = f"__{k}__" if k in HIDDEN_KEYS else k
         hidden[key] = v if isinstance(v, str) else format_value(v)
+    given = dict(given)
+    for k in [k for k in given if k.startswith(HIDDEN_KEYS)]:   # mx.sym.FullyConnected(..., lr_mult=0):
+        v = given.pop(k)                                         # an attribute, as MXNet's C API does
+        hidden[f"__{k}__"] = v if isinstance(v, str) else format_value(v)
     try:
-        attrs = op.parse_attrs(dict(given))
+        attrs = op.parse_attrs(given)
     except AttrError as exc:
         raise AttrError(f"{exc} (while creating symbol {name or op.hint})") from None
     name = NameManager.current().get(name, hint or op.hint)

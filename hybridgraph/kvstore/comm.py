@@ -11,6 +11,7 @@ process exits; see `install_excepthook`).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import sys
@@ -21,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from hybridgraph.nd import NDArray
+from hybridgraph.nd.backend import to_numpy
 from hybridgraph.nd.errors import MXNetError
 
 __all__ = ["MPIComm", "WorkerFailed", "WorkerTimeout", "launcher_env", "default_timeout"]
@@ -99,6 +102,24 @@ class MPIComm:
         self.timeout = default_timeout() if timeout is None else float(timeout)
         self.comm_seconds = 0.0   # time spent waiting in collectives (for measurements)
         install_excepthook(self)
+
+    # -- buffers (the same three members as NcclComm's: the store's bucketing uses either) ------------
+    xp = np
+
+    @staticmethod
+    def local(value: NDArray) -> np.ndarray:
+        """`value`'s data in host memory, where MPI reduces it."""
+        return to_numpy(value._data)
+
+    @staticmethod
+    def wrap(buf: np.ndarray, ctx: Any) -> NDArray:
+        """A reduced buffer as an NDArray on `ctx`."""
+        return NDArray(buf, ctx=ctx)
+
+    @staticmethod
+    def device() -> contextlib.AbstractContextManager:
+        """Where buffers are made and summed (host memory: nothing to select)."""
+        return contextlib.nullcontext()
 
     # -- waiting --------------------------------------------------------------------------------------
     def wait(self, requests: list, what: str) -> None:

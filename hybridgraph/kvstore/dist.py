@@ -31,6 +31,7 @@ from hybridgraph.nd.errors import MXNetError
 
 from .comm import MPIComm, launcher_env
 from .local import KVStore
+from .nccl import NcclComm, nccl_api, on_gpus, reduce_devices
 from .overlap import OverlapPlan, usable
 
 __all__ = ["DistKVStore"]
@@ -68,6 +69,7 @@ class DistKVStore(KVStore):
         self._overlap = os.getenv(ENV_OVERLAP, "1") != "0"
         self._plan: OverlapPlan | None = None
         self._pushing: tuple | None = None
+        self._nccl: NcclComm | None = None
 
     @property
     def rank(self) -> int:
@@ -92,6 +94,18 @@ class DistKVStore(KVStore):
         """Seconds spent so far waiting for collectives (allreduce, broadcast, barrier)."""
         return self._comm.comm_seconds if self._comm is not None else 0.0
 
+    def _comm_for(self, arrays: list) -> Any:
+        """The communicator that reduces `arrays`: NCCL (made on first use, on the GPU of the
+        first array) when they all live on GPUs and cupy has NCCL, MPI otherwise."""
+        if self._comm is None or not on_gpus(arrays):
+            return self._comm
+        if self._nccl is None:
+            api = nccl_api()
+            if api is None:
+                return self._comm
+            self._nccl = NcclComm(self._comm, arrays[0].context.device_id, api)
+        return self._nccl
+
     # -- the hooks of the local store -----------------------------------------------------------------
     def _sync_init(self, fresh: dict) -> None:
         if self._comm is None or not fresh:
@@ -104,11 +118,15 @@ class DistKVStore(KVStore):
             raise MXNetError(f"rank {self.rank}: kv.init/broadcast keys, shapes or dtypes differ from rank 0's "
                              f"(rank 0: {shapes[:3]}..., here: {mine[:3]}...); every worker must init the same keys")
         arrays = [fresh[k] for k in keys]
-        self._bucketed(arrays, lambda bufs: self._comm.bcast_(bufs, f"broadcast of keys {keys[:4]} from rank 0"))
+        self._bucketed(arrays, lambda comm, bufs: comm.bcast_(bufs, f"broadcast of keys {keys[:4]} from rank 0"))
         for k, arr in zip(keys, arrays):
             fresh[k] = arr
 
     def _merge_devices(self, key: Any, vals: list, stored: NDArray) -> NDArray:
+        if "device" in self.type:
+            total = reduce_devices(vals, stored.context)   # NCCL between this process's GPUs
+            if total is not None:
+                return total
         total = vals[0].copyto(stored.context)
         for v in vals[1:]:
             total += v.as_in_context(stored.context)
@@ -125,7 +143,8 @@ class DistKVStore(KVStore):
                 and (plan is None or not plan.matches(keys, values)):
             if plan is not None:
                 plan.close()
-            self._plan = OverlapPlan(self._comm, keys, values, self._bucket_bytes)
+            self._plan = OverlapPlan(self._comm_for([v for vals in values for v in vals]), keys, values,
+                                     self._bucket_bytes)
 
     def _reduce(self, keys: list, merged: list) -> None:
         if self._compression is not None:
@@ -137,11 +156,11 @@ class DistKVStore(KVStore):
         if plan is not None and self._pushing is not None and plan.matches(*self._pushing):
             sums = plan.finish()   # started during backward where the gradients allowed
             for i, k in enumerate(keys):
-                merged[i] = NDArray(sums[k], ctx=merged[i].context)
+                merged[i] = plan.comm.wrap(sums[k], merged[i].context)
             return
         if plan is not None and plan.next:
             plan.finish()   # another push after a backward: keep every worker's collectives in step
-        self._bucketed(merged, lambda bufs: self._comm.allreduce_(bufs, f"allreduce of keys {keys[:4]}"))
+        self._bucketed(merged, lambda comm, bufs: comm.allreduce_(bufs, f"allreduce of keys {keys[:4]}"))
 
     def _reduce_compressed(self, keys: list, merged: list) -> None:
         comp = self._compression
@@ -160,8 +179,10 @@ class DistKVStore(KVStore):
             merged[i] = NDArray(total.reshape(m.shape).astype(m.dtype, copy=False), ctx=m.context)
 
     def _bucketed(self, arrays: list, collective: Any) -> None:
-        """Run `collective` on flat buffers of up to the bucket size (one dtype each), then
-        replace every array of `arrays` by its part of the result."""
+        """Run ``collective(comm, buffers)`` on flat buffers of up to the bucket size (one dtype
+        each; in host memory for MPI, on the GPU for NCCL), then replace every array of
+        `arrays` by its part of the result."""
+        comm = self._comm_for(arrays)
         groups: dict[str, list[int]] = {}
         for i, a in enumerate(arrays):
             groups.setdefault(np.dtype(a.dtype).name, []).append(i)
@@ -176,15 +197,16 @@ class DistKVStore(KVStore):
                     nbytes += arrays[idx[end]].size * itemsize
                     end += 1
                 members = idx[start:end]
-                flat = np.concatenate([arrays[i].asnumpy().reshape(-1) for i in members])
+                with comm.device():
+                    flat = comm.xp.concatenate([comm.local(arrays[i]).reshape(-1) for i in members])
                 buckets.append((flat, members))
                 start = end
-        collective([flat for flat, _ in buckets])
+        collective(comm, [flat for flat, _ in buckets])
         for flat, members in buckets:
             offset = 0
             for i in members:
                 a = arrays[i]
-                out = NDArray(flat[offset:offset + a.size].reshape(a.shape), ctx=a.context)
+                out = comm.wrap(flat[offset:offset + a.size].reshape(a.shape), a.context)
                 arrays[i] = out if a.stype == "default" else out.tostype(a.stype)
                 offset += a.size
 

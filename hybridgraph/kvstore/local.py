@@ -3,7 +3,8 @@
 Values pushed for a key from several contexts are summed on the first one;
 without an updater the sum replaces the stored value, with one
 (`set_optimizer` / `_set_updater`) ``updater(key, sum, stored)`` applies it.
-`pull` copies the stored value to every output. Gradient compression
+`pull` copies the stored value to every output. ``device`` and ``nccl`` types sum values
+on several GPUs with NCCL (`nccl.py`) when cupy has it. Gradient compression
 (``device`` types only, as in MXNet) quantizes each context's value with its
 own residual before the sum. The distributed store (`dist.py`) reuses all of
 this and only adds the allreduce between workers to `_reduce`.
@@ -14,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from hybridgraph.nd import NDArray
+from hybridgraph.nd import NDArray, autograd
 from hybridgraph.nd.errors import MXNetError
 from hybridgraph.nd.serialization import atomic_write
 
 from .base import KVStoreBase, normalize_keys
 from .compression import GradientCompression
+from .nccl import reduce_devices
 
 __all__ = ["KVStore"]
 
@@ -145,6 +147,10 @@ class KVStore(KVStoreBase):
             for i, v in enumerate(vals):
                 total += comp.compress((key, i), v.asnumpy())
             return NDArray(total.astype(stored.dtype, copy=False), ctx=ctx)
+        if "device" in self.type or "nccl" in self.type:
+            total = reduce_devices(vals, ctx)   # one NCCL group when the values live on several GPUs
+            if total is not None:
+                return total
         total = vals[0].copyto(ctx)  # a new array: the pushed values are never written
         for v in vals[1:]:
             total += v.as_in_context(ctx)
@@ -161,13 +167,15 @@ class KVStore(KVStoreBase):
         if out is None:
             raise MXNetError("kvstore.pull needs `out`")
         keys, outs = self._pairs(key, out, "output")
-        for k, targets in zip(keys, outs):
-            stored = self._stored(k)
-            for o in targets:
-                if o.stype == "default":
-                    stored.copyto(o)
-                elif not ignore_sparse:
-                    _assign(o, stored)
+        with autograd.pause():   # a store's writes are never recorded (MXNet: an engine copy), even
+            for k, targets in zip(keys, outs):   # into a parameter pulled inside a recorded forward
+                stored = self._stored(k)
+                for o in targets:
+                    if o.stype == "default":
+                        if not _holds(o, stored):
+                            stored.copyto(o)
+                    elif not ignore_sparse:
+                        _assign(o, stored)
     def pushpull(self, key: Any, value: Any, out: Any = None, priority: int = 0) -> None:
         """`push` then `pull` in one call; the result goes to `out`, or back into `value`."""
         self.push(key, value, priority)
@@ -183,7 +191,7 @@ class KVStore(KVStoreBase):
         pull of row-sparse weights): `out` then stores exactly the requested rows (unsorted,
         repeats allowed), zeros elsewhere. One `row_ids` for a list of outputs applies to all;
         a dense `out` is refused, as in MXNet."""
-        from hybridgraph.nd.sparse import RowSparseNDArray, retain
+        from hybridgraph.nd.sparse import RowSparseNDArray
         if out is None or row_ids is None:
             raise MXNetError("row_sparse_pull needs `out` and `row_ids`")
         ids = [row_ids] if isinstance(row_ids, NDArray) else row_ids
@@ -202,7 +210,13 @@ class KVStore(KVStoreBase):
                                  f"'row_sparse'), got storage type {o.stype!r}; use pull for dense outputs")
         if len(ids) != len(flat_outs):
             raise MXNetError(f"row_sparse_pull: {len(ids)} row_ids for {len(flat_outs)} outputs")
-        pairs = iter(zip(flat_outs, ids))
+        with autograd.pause():   # never recorded, as `pull`
+            self._pull_rows(keys, outs, iter(zip(flat_outs, ids)))
+            for o in rest:
+                _assign(o, flat_outs[0])
+
+    def _pull_rows(self, keys: list, outs: list, pairs: Any) -> None:
+        from hybridgraph.nd.sparse import RowSparseNDArray, retain
         for k, targets in zip(keys, outs):
             stored = self._stored(k)
             if not isinstance(stored, RowSparseNDArray):
@@ -216,8 +230,6 @@ class KVStore(KVStoreBase):
                 if rid.size and (rid.asnumpy().min() < 0 or rid.asnumpy().max() >= value.shape[0]):
                     raise MXNetError(f"row_sparse_pull: row_ids of key {k!r} must be in [0, {value.shape[0]})")
                 _assign(o, retain(value, rid))
-        for o in rest:
-            _assign(o, flat_outs[0])
 
     # -- optimizer and compression ------------------------------------------------------------------
     def set_gradient_compression(self, compression_params: dict) -> None:
@@ -260,6 +272,17 @@ class KVStore(KVStoreBase):
         """Wait for every worker (nothing to wait for in one process)."""
 
     _barrier = barrier
+
+
+def _holds(out: NDArray, value: NDArray) -> bool:
+    """Whether `out`, an array a recorded graph already uses, holds `value` exactly. A Trainer
+    that meets a deferred parameter inside a recorded forward broadcasts every context its
+    own initial value again: MXNet's copy changes nothing, so it is skipped here (a write,
+    even of equal values, would invalidate the recorded graph's use of it)."""
+    if out._ag is None or autograd.live_entry(out) is None or out.shape != value.shape or out.dtype != value.dtype:
+        return False
+    theirs = value._data if value.context == out.context else value.as_in_context(out.context)._data
+    return bool((out._data == theirs).all())
 
 
 def _assign(out: NDArray, value: NDArray) -> None:

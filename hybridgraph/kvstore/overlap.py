@@ -86,20 +86,24 @@ class OverlapPlan:
             self._start(self.next)
             self.next += 1
 
-    def _flat(self, bucket: int) -> np.ndarray:
-        parts = []
-        for k in self.buckets[bucket]:
-            vals = self.values[k]
-            total = np.array(to_numpy(vals[0]._data), copy=True)
-            for v in vals[1:]:
-                total += to_numpy(v._data)
-            parts.append(total.reshape(-1))
-        return np.concatenate(parts)
+    def _flat(self, bucket: int, flags: np.ndarray | None = None) -> Any:
+        """The bucket's gradients, summed over this worker's devices, as one flat buffer where
+        the communicator reduces (host memory for MPI, its GPU for NCCL); `flags` appended."""
+        comm, parts = self.comm, []
+        with comm.device():
+            for k in self.buckets[bucket]:
+                vals = self.values[k]
+                total = comm.xp.array(comm.local(vals[0]), copy=True)
+                for v in vals[1:]:
+                    total += comm.local(v)
+                parts.append(total.reshape(-1))
+            if flags is not None:
+                parts.append(comm.xp.asarray(flags.astype(parts[0].dtype)))
+            return comm.xp.concatenate(parts)
 
     def _start(self, bucket: int) -> None:
-        flat = self._flat(bucket)
-        if bucket == len(self.buckets) - 1 and bucket:   # + the stale flags of the others
-            flat = np.concatenate([flat, self.stale[:bucket].astype(flat.dtype)])
+        last = bucket == len(self.buckets) - 1 and bucket
+        flat = self._flat(bucket, self.stale[:bucket] if last else None)   # + the stale flags of the others
         self.inflight.append((bucket, self.comm.start_allreduce([flat]), flat))
 
     # -- at push time ---------------------------------------------------------------------------------
@@ -116,7 +120,7 @@ class OverlapPlan:
                        f"allreduce of {len(self.inflight)} gradient buckets")
         flats = {bucket: flat for bucket, _, flat in self.inflight}
         last = len(self.buckets) - 1
-        stale = flats[last][flats[last].size - last:] if last else np.zeros(0)
+        stale = to_numpy(flats[last][flats[last].size - last:]) if last else np.zeros(0)
         flats[last] = flats[last][:flats[last].size - last]
         for bucket in np.flatnonzero(stale):   # the same on every worker: the flags were summed
             flats[bucket] = self._flat(bucket)

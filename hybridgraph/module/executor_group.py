@@ -64,6 +64,30 @@ def _batch_axis_of_output(symbol: Any, index: int) -> int:
     return DataDesc.get_batch_axis(symbol[index].attr("__layout__"))
 
 
+def _group2ctxs_per_device(group2ctxs: Any, n: int) -> list:
+    """MXNet's forms of `group2ctxs` as one ``{group: Context}`` per device: None; a list with
+    one dict per device; or one dict whose values are a Context (every device) or a list of
+    one Context, or of one per device."""
+    if group2ctxs is None:
+        return [None] * n
+    if isinstance(group2ctxs, (list, tuple)):
+        if len(group2ctxs) != n:
+            raise ValueError(f"group2ctxs: {len(group2ctxs)} dicts for {n} contexts; give one per context")
+        return list(group2ctxs)
+    if not isinstance(group2ctxs, dict):
+        raise TypeError(f"group2ctxs must be a dict or a list of dicts, got {type(group2ctxs).__name__}")
+    out: list[dict] = [{} for _ in range(n)]
+    for group, where in group2ctxs.items():
+        ctxs = [where] * n if not isinstance(where, (list, tuple)) else list(where) * n if len(where) == 1 \
+            else list(where)
+        if len(ctxs) != n:
+            raise ValueError(f"group2ctxs[{group!r}]: {len(ctxs)} contexts for {n} devices; give one, or one per "
+                             "device")
+        for i, c in enumerate(ctxs):
+            out[i][group] = c
+    return out
+
+
 class ExecutorGroup:
     """Executors of one symbol on several contexts, sharing the batch by slices.
 
@@ -76,8 +100,9 @@ class ExecutorGroup:
                  label_shapes: list | None, param_names: list, for_training: bool, inputs_need_grad: bool,
                  shared_group: "ExecutorGroup | None" = None, logger: Any = logging,
                  fixed_param_names: list | None = None, grad_req: Any = "write",
-                 state_names: list | None = None):
+                 state_names: list | None = None, group2ctxs: Any = None):
         self.param_names = param_names
+        self.group2ctxs = _group2ctxs_per_device(group2ctxs, len(contexts))
         self.arg_names = symbol.list_arguments()
         self.aux_names = symbol.list_auxiliary_states()
         self.symbol = symbol
@@ -165,6 +190,7 @@ class ExecutorGroup:
         input_types = {x.name: x.dtype for x in data_shapes}
         input_types.update({x.name: x.dtype for x in label_shapes})
         return self.symbol.simple_bind(self.contexts[i], grad_req=self.grad_req, type_dict=input_types,
+                                       group2ctx=self.group2ctxs[i],
                                        shared_arg_names=self.param_names, shared_exec=shared_exec,
                                        shared_buffer=self.shared_data_arrays[i], **input_shapes)
 
@@ -293,3 +319,7 @@ class ExecutorGroup:
     def install_monitor(self, mon: Any) -> None:
         for exe in self.execs:
             mon.install(exe)
+
+
+#: MXNet's name of the class (`mxnet.module.executor_group.DataParallelExecutorGroup`)
+DataParallelExecutorGroup = ExecutorGroup

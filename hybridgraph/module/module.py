@@ -278,7 +278,7 @@ class Module(BaseModule):
                                          self._label_shapes, self._param_names, for_training, inputs_need_grad,
                                          shared_group, logger=self.logger,
                                          fixed_param_names=self._fixed_param_names, grad_req=grad_req,
-                                         state_names=self._state_names)
+                                         state_names=self._state_names, group2ctxs=self._group2ctxs)
         if shared_module is not None:
             self.params_initialized = True
             self._arg_params = shared_module._arg_params

@@ -1,7 +1,8 @@
 """Small value operators MXNet 1.9.1 keeps outside the main families: quadratic,
 all_finite / multi_all_finite (AMP's overflow checks), index_array,
-ravel_multi_index / unravel_index (src/operator/contrib/quadratic_op*,
-all_finite*, index_array*, tensor/ravel*).
+ravel_multi_index / unravel_index, khatri_rao, round_ste / sign_ste, gradientmultiplier
+(src/operator/contrib/quadratic_op*, all_finite*, index_array*, tensor/ravel*, contrib/krprod*,
+contrib/stes_op*, contrib/gradient_multiplier_op*).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import numpy as np
 from ..attrs import Attr
 from ..errors import AttrError, ShapeError
 from ..registry import ZERO_GRAD, register, same_shape
+from .elemwise import _round
 
 
 # ---------------------------------------------------------------------------
@@ -158,3 +160,79 @@ def unravel_index(xp, a, x):
         rows.append(rest // s)
         rest = rest - rows[-1] * s
     return (xp.stack(rows, axis=0).astype(x.dtype),)
+
+
+# ---------------------------------------------------------------------------
+# khatri_rao: column-wise Kronecker product (src/operator/contrib/krprod.cc)
+
+
+def _khatri_rao_inputs(a) -> tuple[str, ...]:
+    return tuple(f"arg{i}" for i in range(a.num_args or 0))
+
+
+def _khatri_rao_shape(a, *shapes):
+    if any(s is None for s in shapes):
+        return None
+    for i, s in enumerate(shapes):
+        if len(s) != 2:
+            raise ShapeError(f"operator khatri_rao: input arg{i} must be a matrix, got shape {tuple(s)}")
+        if s[1] != shapes[0][1]:
+            raise ShapeError(f"operator khatri_rao: every input needs {shapes[0][1]} columns (as arg0); "
+                             f"arg{i} has shape {tuple(s)}")
+    return list(shapes), [(int(np.prod([s[0] for s in shapes])), shapes[0][1])]
+
+
+@register("khatri_rao", inputs=_khatri_rao_inputs, key_var_num_args="num_args", infer_shape=_khatri_rao_shape,
+          attrs={"num_args": Attr("int", doc="Number of input matrices.")})
+def khatri_rao(xp, a, *mats):
+    """Khatri-Rao product: row ``i1 * (n2 * ... ) + i2 * (...) + ...`` of the result is the
+    elementwise product of row i1 of arg0, row i2 of arg1, ... (every input has the same
+    number of columns). Not differentiable, as in MXNet 1.9.1 (it registers no gradient)."""
+    if len(mats) != a.num_args or a.num_args < 1:
+        raise AttrError(f"operator khatri_rao: num_args={a.num_args} but {len(mats)} inputs were given "
+                        "(at least one is needed)")
+    _khatri_rao_shape(a, *(m.shape for m in mats))
+    out = mats[0]
+    for m in mats[1:]:
+        out = (out[:, None, :] * m[None, :, :]).reshape(-1, m.shape[1])
+    return (xp.array(out, copy=True) if out is mats[0] else out,)
+
+
+# ---------------------------------------------------------------------------
+# straight-through estimators and the gradient multiplier (contrib/stes_op*, gradient_multiplier_op*)
+
+
+@register("_contrib_round_ste", hint="round_ste", infer_shape=same_shape)
+def round_ste(xp, a, x):
+    """round() (half away from zero, as MXNet) forward; the gradient passes straight through."""
+    return (_round(xp, x),)
+
+
+@register("_contrib_sign_ste", hint="sign_ste", infer_shape=same_shape)
+def sign_ste(xp, a, x):
+    """sign() forward; the gradient passes straight through (1 instead of sign's 0)."""
+    return (xp.sign(x),)
+
+
+@round_ste.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [ograds[0]]
+
+
+@sign_ste.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [ograds[0]]
+
+
+@register("_contrib_gradientmultiplier", hint="gradientmultiplier", infer_shape=same_shape,
+          attrs={"scalar": Attr("float", 1.0, "lambda multiplier"),
+                 "is_int": Attr("bool", True, "Indicate whether scalar input is int type")})
+def gradientmultiplier(xp, a, x):
+    """The identity forward; the gradient is multiplied by `scalar` (a gradient reversal layer
+    with a negative one)."""
+    return (x.copy(),)
+
+
+@gradientmultiplier.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [F._mul_scalar(ograds[0], scalar=a.scalar)]

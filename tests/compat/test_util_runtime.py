@@ -103,8 +103,16 @@ def test_missing_mxnet_modules_raise_not_implemented_naming_alternative():
         from hybridgraph import tvmop  # noqa: F401
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         mx.nonexistent  # noqa: B018
-    with pytest.raises(ModuleNotFoundError, match="mxnet.contrib.amp"):
-        import hybridgraph.contrib.amp  # noqa: F401
+    with pytest.raises(ModuleNotFoundError, match="mxnet.contrib.quantization"):
+        import hybridgraph.contrib.quantization  # noqa: F401
+    # mx.contrib.amp imports (scripts import it at the top, and use it only for mixed precision);
+    # each of its functions raises, naming the alternative
+    from hybridgraph.contrib.amp import amp
+    with pytest.raises(NotImplementedError, match=r"mixed precision \(mx.contrib.amp.init\).*float32"):
+        amp.init()
+    assert not hasattr(amp, "convert_model")
+    with pytest.raises(ImportError):
+        from hybridgraph.contrib.amp import init_trainer  # noqa: F401
     # names hybridgraph ships itself are never shadowed by the list
     assert not [n for n in ("util", "runtime", "operator", "profiler", "rnn")
                 if n in sys.modules["hybridgraph.unsupported"].MISSING_MODULES]
@@ -200,3 +208,13 @@ def test_star_imports_give_operators_and_layers_as_mxnet():
     exec("from hybridgraph.gluon.nn import *", ns)
     assert {"Dense", "Conv2D", "BatchNorm", "MaxPool2D", "Embedding", "HybridSequential", "SymbolBlock"} <= set(ns)
     assert not any(k.startswith("_") for k in ns if k != "__builtins__")
+
+
+def test_numpy_array_scope_object():
+    """mx.util._NumpyArrayScope (MXNet's private scope object, imported by test_thread_local)."""
+    from hybridgraph.util import _NumpyArrayScope, is_np_array
+    scope = _NumpyArrayScope(True)
+    assert scope._is_np_array and not is_np_array()
+    with scope:
+        assert is_np_array()
+    assert not is_np_array()

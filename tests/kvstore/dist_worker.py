@@ -19,6 +19,13 @@ from hybridgraph.gluon import nn
 
 GLOBAL_BATCH = 8
 STEPS = 20
+#: FAKE_NCCL=1: the contexts are GPUs of the cupy/NCCL test double (tests/kvstore/fake_nccl.py)
+FAKE_NCCL = os.getenv("FAKE_NCCL") == "1"
+
+
+def device(i: int):
+    """Context i of a worker: cpu(i), or gpu(i) under the NCCL test double."""
+    return mx.gpu(i) if FAKE_NCCL else mx.cpu(i)
 
 
 def make_net(kind: str) -> gluon.Block:
@@ -111,10 +118,10 @@ def scenario_api(kv, out: dict) -> None:
     a = mx.nd.zeros((2, 3))
     kv.pull(3, out=a)
     out["init"] = a.asnumpy()
-    kv.push(3, [mx.nd.ones((2, 3)) * (r + 1), mx.nd.ones((2, 3), ctx=mx.cpu(1))])  # devices then workers
+    kv.push(3, [mx.nd.ones((2, 3)) * (r + 1), mx.nd.ones((2, 3), ctx=device(1))])  # devices then workers
     kv.pull(3, out=a)
     out["push"] = a.asnumpy()
-    outs = [mx.nd.zeros((5,)), mx.nd.zeros((5,), ctx=mx.cpu(1))]
+    outs = [mx.nd.zeros((5,)), mx.nd.zeros((5,), ctx=device(1))]
     skv = mx.kv.create("dist_sync")
     skv.broadcast(["w", "v"], [mx.nd.arange(5) + 100 * r, mx.nd.ones((3,)) * r], out=[outs, mx.nd.zeros((3,))])
     out["broadcast"] = np.stack([o.asnumpy() for o in outs])
@@ -212,11 +219,20 @@ def run(scenario: str, kv, outdir: str) -> dict:
 
 def main() -> None:
     scenarios, outdir = sys.argv[1].split(","), sys.argv[2]
+    if FAKE_NCCL:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import fake_nccl
+        fake_nccl.install()
     for scenario in scenarios:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the single-worker warning of reference runs
             kv = mx.kv.create(os.getenv("KV_TYPE", "dist_sync"))  # a fresh store: keys are initialized once
-        np.savez(os.path.join(outdir, f"{scenario}_rank{kv.rank}.npz"), **run(scenario, kv, outdir))
+        with device(0):   # default context of the scenario's arrays and parameters
+            out = run(scenario, kv, outdir)
+        if FAKE_NCCL:   # the calls the store made to NCCL in this scenario
+            out["nccl_calls"] = np.array(fake_nccl.names())
+            fake_nccl.CALLS.clear()
+        np.savez(os.path.join(outdir, f"{scenario}_rank{kv.rank}.npz"), **out)
 
 
 if __name__ == "__main__":

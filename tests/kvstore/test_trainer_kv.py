@@ -80,3 +80,33 @@ def test_states_round_trip_through_the_store(tmp_path):
     trainer.load_states(str(tmp_path / "t.states"))
     np.testing.assert_array_equal(trainer._kvstore._updater.states[0].asnumpy(), before)
     assert trainer._optimizer is trainer._kvstore._updater.optimizer
+
+
+@pytest.mark.parametrize("in_units", [6, 0])
+def test_store_writes_inside_a_recorded_forward_are_not_recorded(in_units):
+    """A row_sparse weight read in forward (under autograd.record) makes the Trainer set up its
+    store there and broadcast every parameter into its contexts: those writes into variables
+    are the store's, not recorded (MXNet: engine copies), and training goes on normally. With a
+    deferred Dense (in_units=0) the second context's forward broadcasts the Dense weight again,
+    into the first context's copy that the tape already uses: equal values, left untouched."""
+    class Net(gluon.Block):
+        def __init__(self):
+            super().__init__(prefix="rsnet_")
+            with self.name_scope():
+                self.table = self.params.get("table", stype="row_sparse", shape=(4, 3), grad_stype="row_sparse")
+                self.dense = gluon.nn.Dense(2, in_units=in_units)
+
+        def forward(self, x):
+            rows = self.table.row_sparse_data(x)
+            return self.dense(mx.nd.Embedding(x, rows, input_dim=4, output_dim=3, sparse_grad=True))
+
+    net = Net()
+    net.initialize(mx.init.One(), ctx=[mx.cpu(1), mx.cpu(2)])
+    trainer = gluon.Trainer(net.collect_params(), "sgd", {"learning_rate": 1})
+    xs = gluon.utils.split_and_load(mx.nd.array([[0, 2], [1, 2]]), [mx.cpu(1), mx.cpu(2)])
+    with mx.autograd.record():
+        ys = [net(x) for x in xs]
+    mx.autograd.backward(ys)
+    trainer.step(1)
+    table = net.table.row_sparse_data(mx.nd.arange(0, 4, ctx=mx.cpu(1))).asnumpy()
+    np.testing.assert_array_equal(table[:, 0], [-1, -1, -3, 1])   # rows 0, 1 once, row 2 twice, row 3 unused

@@ -1,5 +1,6 @@
 """Specs for nd/ops/contrib_misc.py: quadratic, all_finite, multi_all_finite,
-index_array, ravel_multi_index, unravel_index (forward values checked by MXNet 1.9.1)."""
+index_array, ravel_multi_index, unravel_index, khatri_rao, round_ste, sign_ste, gradientmultiplier
+(forward values checked by MXNet 1.9.1)."""
 from __future__ import annotations
 
 import numpy as np
@@ -50,6 +51,18 @@ def _unravel_case(draw):
     return [draw(ints((draw(st.integers(1, 5)),), 0, int(np.prod(shape)) - 1)).astype(np.float64)], {"shape": shape}
 
 
+def _krprod_case(draw):
+    cols, n = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    return [draw(arr((draw(st.integers(1, 3)), cols))) for _ in range(n)], {"num_args": n}
+
+
+def _krprod_ref(*mats, num_args):
+    out = mats[0]
+    for m in mats[1:]:
+        out = np.einsum("ik,jk->ijk", out, m).reshape(-1, m.shape[1])
+    return out
+
+
 SPECS = [
     OpSpec("_contrib_quadratic", case=_quad_case, ref=lambda x, a, b, c: a * x * x + b * x + c),
     OpSpec("all_finite", case=lambda draw: ([_with_nan(draw)], {}), ref=_finite_ref, nondiff=_ZERO),
@@ -61,4 +74,14 @@ SPECS = [
     OpSpec("_unravel_index", case=_unravel_case,
            ref=lambda x, shape: np.stack(np.unravel_index(x.astype(np.int64), shape)).astype(x.dtype),
            nondiff=_ZERO),
+    OpSpec("khatri_rao", case=_krprod_case, ref=_krprod_ref,
+           nondiff="no gradient in MXNet 1.9.1 (krprod.cc registers no FGradient)"),
+    # straight-through estimators: the gradient is the identity, not round's/sign's (zero) derivative,
+    # so the finite-difference check does not apply; tests/nd/test_contrib_ste.py checks it
+    OpSpec("_contrib_round_ste", case=lambda draw: ([draw(arr(shapes()))], {}),
+           ref=lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5), nondiff="straight-through gradient (identity)"),
+    OpSpec("_contrib_sign_ste", case=lambda draw: ([draw(arr(shapes()))], {}), ref=np.sign,
+           nondiff="straight-through gradient (identity)"),
+    OpSpec("_contrib_gradientmultiplier", case=lambda draw: ([draw(arr(shapes()))], {"scalar": 1.0}),
+           ref=lambda x, scalar: x),
 ]
