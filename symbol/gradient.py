@@ -4,8 +4,9 @@ Each operator's rule `gradient(F, attrs, inputs, outputs, ograds)` is called
 with `F = symbol.ops_namespace`, so the same rule that runs eagerly on the
 autograd tape builds backward nodes here. Gradients reaching one entry from
 several consumers are summed (`elemwise_add` / `add_n`); loss-style operators
-(`OpDef.loss`) ignore their head gradient; `ZERO_GRAD` rules become
-`zeros_like`; an operator without a rule on a path that needs a gradient is an
+(`OpDef.loss`) ignore their head gradient; `ZERO_GRAD` rules stop the
+gradient (nothing flows behind them, so what lies behind needs no rule; an
+argument reached only through them gets zeros); an operator without a rule on a path that needs a gradient is an
 error naming it.
 """
 from __future__ import annotations
@@ -129,7 +130,9 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
             continue
         with _BackwardScope(node):
             ograds = _node_ograds(node, grads)
-            if ograds is None:
+            if ograds is None or node.op.gradient == ZERO_GRAD:
+                # a zero gradient (BlockGrad, comparisons) propagates as "no gradient", as NNVM's
+                # zero_ops do: the nodes behind it need no rule (MXNet binds stop_gradient(batch_take))
                 continue
             res = _call_rule(node, ograds, tuple(i for i, (src, _) in enumerate(node.inputs) if id(src) in need))
         for entry, g in zip(node.inputs, res):
