@@ -118,6 +118,7 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
 
     `head_grads[j]` may be None for heads whose operator is loss-style.
     """
+    from . import ops_namespace as F  # noqa: N812
     order = topo_sort(heads)
     need = _needs_grad(order, wrt)
     grads: dict[tuple[int, int], list[Symbol]] = {}
@@ -125,14 +126,18 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
         if hg is not None and id(head[0]) in need:
             grads.setdefault(_key(head), []).append(Symbol([hg]))
     produced: list[Entry] = []
+    cut: list[Entry] = []
     for node in reversed(order):
         if node.op is None or id(node) not in need:
             continue
         with _BackwardScope(node):
             ograds = _node_ograds(node, grads)
-            if ograds is None or node.op.gradient == ZERO_GRAD:
+            if ograds is None:
+                continue
+            if node.op.gradient == ZERO_GRAD:
                 # a zero gradient (BlockGrad, comparisons) propagates as "no gradient", as NNVM's
                 # zero_ops do: the nodes behind it need no rule (MXNet binds stop_gradient(batch_take))
+                cut.extend(e for e in node.inputs if id(e[0]) in need)
                 continue
             res = _call_rule(node, ograds, tuple(i for i, (src, _) in enumerate(node.inputs) if id(src) in need))
         for entry, g in zip(node.inputs, res):
@@ -142,9 +147,12 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
             if id(entry[0]) in need:
                 grads.setdefault(_key(entry), []).append(g)
     out = []
+    behind_cut = {id(n) for n in topo_sort(cut)} if cut else set()
     for node in wrt:
         got = grads.get((id(node), 0))
         with _BackwardScope(node):
+            if got is None and id(node) in behind_cut:   # reached only through zero gradients
+                got = [F.zeros_like(Symbol([(node, 0)]))]
             out.append(None if got is None else _sum(got)._outputs[0])
     return Backward(out, list(head_grads), _mutating_entries(produced, {id(n) for n in order}))
 

@@ -27,3 +27,45 @@ def test_zero_gradient_branch_leaves_other_paths_intact():
     exe.forward(is_train=True, x=mx.nd.array([[1], [2]]), i=mx.nd.array([0, 0], dtype="int32"))
     exe.backward(mx.nd.ones((2, 1)))
     np.testing.assert_array_equal(exe.grad_dict["x"].asnumpy(), [[3], [3]])
+
+
+# -- partial shape inference (values from MXNet 1.9.1) ------------------------------------
+
+def _args(sym, **shapes):
+    return sym.infer_shape_partial(**shapes)[0]
+
+
+def test_split_piece_shape_fills_the_input():
+    s = mx.sym.split(mx.sym.var("a"), num_outputs=3, axis=1)
+    assert _args(s[0] + mx.sym.var("b", shape=(2, 2)), a=(0, 6)) == [(2, 6), (2, 2)]
+    sq = mx.sym.split(mx.sym.var("a", shape=(0, 4)), num_outputs=4, axis=1, squeeze_axis=True)
+    assert _args(sq[3] + mx.sym.var("c", shape=(7,))) == [(7, 4), (7,)]
+
+
+def test_concat_output_fills_the_other_dims_of_every_input():
+    c = mx.sym.concat(mx.sym.var("a", shape=(0, 3)), mx.sym.var("b"), dim=0) + mx.sym.var("d", shape=(7, 3))
+    assert _args(c) == [(0, 3), (0, 3), (7, 3)]
+    c = mx.sym.concat(mx.sym.var("a", shape=(0, 10)), mx.sym.var("b", shape=(0, 5)), dim=1)
+    assert (mx.sym.var("d", shape=(2, 0)) + c).infer_shape()[0] == [(2, 15), (2, 10), (2, 5)]
+
+
+def test_convolution_output_fills_batch_and_unit_stride_spatial_dims():
+    conv = mx.sym.Convolution(mx.sym.var("a", shape=(0, 2, 0, 0)), num_filter=4, kernel=(3, 3), no_bias=True)
+    assert _args(conv + mx.sym.var("d", shape=(6, 4, 5, 7))) == [(6, 2, 7, 9), (4, 2, 3, 3), (6, 4, 5, 7)]
+
+
+def test_where_and_batch_dot_wait_for_the_dims_mxnet_needs():
+    w = mx.sym.where(mx.sym.var("c"), mx.sym.var("x"), mx.sym.var("y"))
+    assert w.infer_shape_partial(c=(0, 2), x=(3, 2))[1] == [()]
+    assert w.infer_shape_partial(c=(3,), x=(3, 2))[1] == [(3, 2)]
+    bd = mx.sym.batch_dot(mx.sym.var("x"), mx.sym.var("y"), transpose_a=True)
+    assert bd.infer_shape_partial(x=(2, 4, 3), y=(2, 0, 5))[1] == [()]
+    assert bd.infer_shape_partial(x=(2, 4, 3), y=(2, 4, 5))[1] == [(2, 3, 5)]
+    assert bd.infer_shape_partial(x=(2, 4, 0), y=(2, 4, 5))[1] == [()]
+
+
+def test_np_shape_mode_marks_unknowns_with_none_and_minus_one():
+    with mx.np_shape(True):
+        assert mx.sym.sin(mx.sym.var("q")).infer_shape_partial() == ([None], [None], [])
+        assert (mx.sym.var("q") + 1).infer_shape_partial(q=(-1, 3)) == ([(-1, 3)], [(-1, 3)], [])
+    assert mx.sym.sin(mx.sym.var("q")).infer_shape_partial() == ([()], [()], [])
