@@ -69,3 +69,38 @@ def test_np_shape_mode_marks_unknowns_with_none_and_minus_one():
         assert mx.sym.sin(mx.sym.var("q")).infer_shape_partial() == ([None], [None], [])
         assert (mx.sym.var("q") + 1).infer_shape_partial(q=(-1, 3)) == ([(-1, 3)], [(-1, 3)], [])
     assert mx.sym.sin(mx.sym.var("q")).infer_shape_partial() == ([()], [()], [])
+
+
+# -- autograd.get_symbol ------------------------------------------------------------------
+
+def test_get_symbol_rebuilds_the_recorded_graph():
+    x, c = mx.nd.array([3.0]), mx.nd.array([0.5])
+    x.attach_grad()
+    with mx.autograd.record():
+        y = x * x + 2 * x - c
+    sym = mx.autograd.get_symbol(y)
+    args = sym.list_arguments()
+    assert len(args) == 2 and args[0].startswith("var") and args[1].startswith("null")
+    out = sym.eval(**{args[0]: x, args[1]: c})[0]
+    np.testing.assert_allclose(out.asnumpy(), y.asnumpy())
+    # a variable keeps its name; the variable alone is a variable symbol
+    assert mx.autograd.get_symbol(x).list_arguments() == [args[0]]
+
+
+def test_get_symbol_refuses_what_has_no_graph():
+    with pytest.raises(mx.base.MXNetError, match="not computed under autograd.record"):
+        mx.autograd.get_symbol(mx.nd.ones((2,)))
+
+    class Twice(mx.autograd.Function):
+        def forward(self, a):
+            return a * 2
+
+        def backward(self, g):
+            return g * 2
+
+    x = mx.nd.ones((2,))
+    x.attach_grad()
+    with mx.autograd.record():
+        y = Twice()(x)
+    with pytest.raises(NotImplementedError, match="autograd.Function"):
+        mx.autograd.get_symbol(y)
