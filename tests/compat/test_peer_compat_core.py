@@ -104,3 +104,16 @@ def test_get_symbol_refuses_what_has_no_graph():
         y = Twice()(x)
     with pytest.raises(NotImplementedError, match="autograd.Function"):
         mx.autograd.get_symbol(y)
+
+
+def test_reshaped_executor_writes_into_the_old_outputs():
+    y = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, no_bias=True)
+    exe = y.simple_bind(mx.cpu(), x=(4, 3), grad_req="null")
+    exe.arg_dict[y.list_arguments()[1]][:] = 1
+    exe.forward(x=mx.nd.zeros((4, 3)))
+    small = exe.reshape(x=(2, 3))
+    small.forward(x=mx.nd.ones((2, 3)))
+    np.testing.assert_array_equal(exe.outputs[0].asnumpy(), [[3, 3], [3, 3], [0, 0], [0, 0]])
+    big = exe.reshape(allow_up_sizing=True, x=(6, 3))   # larger: new arrays, the old ones kept
+    big.forward(x=mx.nd.ones((6, 3)) * 2)
+    assert big.outputs[0].shape == (6, 2) and exe.outputs[0].asnumpy()[0, 0] == 3
