@@ -117,3 +117,24 @@ def test_reshaped_executor_writes_into_the_old_outputs():
     big = exe.reshape(allow_up_sizing=True, x=(6, 3))   # larger: new arrays, the old ones kept
     big.forward(x=mx.nd.ones((6, 3)) * 2)
     assert big.outputs[0].shape == (6, 2) and exe.outputs[0].asnumpy()[0, 0] == 3
+
+
+def test_hybridized_bidirectional_unroll_of_one_step_with_valid_length():
+    cell = mx.gluon.rnn.BidirectionalCell(mx.gluon.rnn.LSTMCell(4, prefix="l_"), mx.gluon.rnn.LSTMCell(4, prefix="r_"))
+
+    class Net(mx.gluon.HybridBlock):
+        def __init__(self):
+            super().__init__()
+            self.cell = cell
+
+        def hybrid_forward(self, F, x, valid):
+            return self.cell.unroll(1, x, valid_length=valid, layout="NTC", merge_outputs=True)[0]
+
+    net = Net()
+    net.initialize()
+    x, valid = mx.nd.random.uniform(shape=(3, 1, 5)), mx.nd.array([1, 1, 1])
+    eager = net(x, valid)
+    net.hybridize()
+    out = net(x, valid)
+    assert out.shape == (3, 1, 8)
+    np.testing.assert_allclose(out.asnumpy(), eager.asnumpy(), rtol=1e-5, atol=1e-6)
