@@ -138,3 +138,31 @@ def test_hybridized_bidirectional_unroll_of_one_step_with_valid_length():
     out = net(x, valid)
     assert out.shape == (3, 1, 8)
     np.testing.assert_allclose(out.asnumpy(), eager.asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+# -- nd.CachedOp and nd.fill_element_0index ------------------------------------------------
+
+def test_cached_op_runs_a_symbol_on_arrays_and_records():
+    sym = mx.sym.FullyConnected(mx.sym.var("x"), num_hidden=2, name="fc") * 3
+    op = mx.nd.CachedOp(sym)
+    x, w, b = mx.nd.ones((1, 2)), mx.nd.array([[1, 2], [3, 4]]), mx.nd.array([0.5, 0])
+    np.testing.assert_allclose(op(x, w, b).asnumpy(), [[10.5, 21]])
+    out = mx.nd.zeros((1, 2))
+    op(x, w, b, out=out)
+    np.testing.assert_allclose(out.asnumpy(), [[10.5, 21]])
+    w.attach_grad()
+    with mx.autograd.record():
+        y = op(x * 2, w, b)
+    y.backward()
+    np.testing.assert_allclose(w.grad.asnumpy(), [[6, 6], [6, 6]])
+    with pytest.raises(mx.base.MXNetError, match="3 inputs"):
+        op(x, w)
+
+
+def test_fill_element_0index_sets_one_element_per_row():
+    lhs = mx.nd.zeros((3, 4))
+    res = mx.nd.fill_element_0index(lhs, mx.nd.array([5, 6, 7]), mx.nd.array([3, 0, 1]))
+    np.testing.assert_array_equal(res.asnumpy(), [[0, 0, 0, 5], [6, 0, 0, 0], [0, 7, 0, 0]])
+    assert lhs.asnumpy().sum() == 0
+    with pytest.raises(mx.base.MXNetError, match="float32"):
+        mx.nd.fill_element_0index(lhs.astype("float64"), mx.nd.array([5, 6, 7]), mx.nd.array([3, 0, 1]))
