@@ -166,3 +166,42 @@ def test_fill_element_0index_sets_one_element_per_row():
     assert lhs.asnumpy().sum() == 0
     with pytest.raises(mx.base.MXNetError, match="float32"):
         mx.nd.fill_element_0index(lhs.astype("float64"), mx.nd.array([5, 6, 7]), mx.nd.array([3, 0, 1]))
+
+
+# -- what a hybridized HybridBlock refuses (MXNet 1.x's cached op) ---------------------------
+
+class _Pair(mx.gluon.HybridBlock):
+    def hybrid_forward(self, F, a, b=None):
+        return a if b is None else a + b
+
+
+def test_hybridized_call_refuses_mixing_scalars_contexts_and_structures():
+    x = mx.nd.ones((2,))
+    with pytest.raises(ValueError, match="mixed NDArrays and Symbols"):
+        _Pair()(x, mx.sym.var("s"))
+    net = _Pair()
+    net.hybridize()
+    with pytest.raises(ValueError, match="must be \\(nested\\) list of Symbol or NDArray"):
+        net(x, 1)
+    net = _Pair()
+    net.hybridize()
+    with pytest.raises(ValueError, match="multiple contexts"):
+        net(mx.nd.ones((2,), ctx=mx.cpu(1)), mx.nd.ones((2,), ctx=mx.cpu(2)))
+    net = _Pair()
+    net.hybridize()
+    net(x)
+    assert net(x, None).asnumpy().tolist() == [1, 1]          # a trailing None default is the same call
+    with pytest.raises(ValueError, match="does not match the cached version"):
+        net(x, x)
+    net.hybridize()                                            # a new hybridize() forgets the structure
+    assert net(x, x).asnumpy().tolist() == [2, 2]
+
+
+def test_forward_style_blocks_keep_scalar_inputs_when_hybridized():
+    class Scale(mx.gluon.HybridBlock):
+        def forward(self, x, k):
+            return x * k
+
+    net = Scale()
+    net.hybridize()
+    assert net(mx.nd.ones((2,)), 3.0).asnumpy().tolist() == [3, 3]
