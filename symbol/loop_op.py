@@ -1,4 +1,5 @@
-"""`_while_loop`: symbolic `while_loop` as one operator that runs its body graph per iteration.
+"""The body graphs and kernels of `_while_loop` (declared in nd/ops/loop.py): symbolic
+`while_loop` as one operator that runs its body graph per iteration.
 
 `symbol.contrib.while_loop` calls the user's `cond` and `func` once, on placeholder
 variables for the loop variables, and cuts the two graphs they return out of the
@@ -30,10 +31,8 @@ from typing import Any
 import numpy as np
 
 from hybridgraph.nd import autograd
-from hybridgraph.nd.attrs import Attr
 from hybridgraph.nd.dispatch import run_eager
 from hybridgraph.nd.errors import MXNetError, ShapeError
-from hybridgraph.nd.registry import register
 
 from .graph import IndexedGraph, Node, topo_sort
 
@@ -177,15 +176,6 @@ def _loop_of(a) -> LoopGraph:
     return LOOPS[key]
 
 
-def _inputs(a) -> tuple:
-    return tuple(f"data{i}" for i in range(a.num_args or 0))
-
-
-def _outputs(a) -> tuple:
-    loop = _loop_of(a)
-    return tuple(f"output{i}" for i in range(loop.n_out + loop.n_vars))
-
-
 def _infer(loop: LoopGraph, values: list, solve) -> tuple[list, list] | None:
     graph = loop.graph()
     known = {graph.entry_id((p, 0)): v for p, v in zip(loop.placeholders, values) if v is not None}
@@ -195,7 +185,7 @@ def _infer(loop: LoopGraph, values: list, solve) -> tuple[list, list] | None:
     return ins, outs
 
 
-def _shape(a, *shapes):
+def infer_shape(a, *shapes):
     from .infer import graph_shapes  # noqa: PLC0415
     loop = _loop_of(a)
     ins, outs = _infer(loop, list(shapes), graph_shapes)
@@ -209,7 +199,7 @@ def _shape(a, *shapes):
     return ins, steps + final
 
 
-def _type(a, *dtypes):
+def infer_type(a, *dtypes):
     from .infer import graph_types  # noqa: PLC0415
     loop = _loop_of(a)
     ins, outs = _infer(loop, list(dtypes), graph_types)
@@ -225,22 +215,16 @@ def _wrap_all(xp, arrays) -> list:
 
 
 def _specs(a, arrays) -> tuple[list, list]:
-    shapes = _shape(a, *[tuple(x.shape) for x in arrays])[1]
-    dtypes = _type(a, *[np.dtype(x.dtype) for x in arrays])[1]
+    shapes = infer_shape(a, *[tuple(x.shape) for x in arrays])[1]
+    dtypes = infer_type(a, *[np.dtype(x.dtype) for x in arrays])[1]
     if any(s is None for s in shapes) or any(d is None for d in dtypes):
         raise ShapeError(f"_while_loop: cannot infer the step outputs' shapes from input shapes "
                          f"{[tuple(x.shape) for x in arrays]}")
     return shapes, dtypes
 
 
-_ATTRS = {"loop": Attr("str", doc="The key of the loop body (made by symbol.contrib.while_loop)."),
-          "num_args": Attr("int", doc="Number of inputs: the loop variables, then the free inputs.")}
-
-
-@register("_while_loop", inputs=_inputs, outputs=_outputs, attrs=dict(_ATTRS), key_var_num_args="num_args",
-          infer_shape=_shape, infer_type=_type, train_aware=True, fluent=False, public=False)
-def _while_loop(xp, a, *arrays, is_train: bool = False):
-    """Run a while loop whose cond and body are graphs (symbol.contrib.while_loop)."""
+def forward(xp, a, arrays, is_train: bool) -> tuple:
+    """The `_while_loop` kernel (declared in nd/ops/loop.py)."""
     loop = _loop_of(a)
     shapes, dtypes = _specs(a, arrays)
     with autograd.pause(is_train):
@@ -248,39 +232,8 @@ def _while_loop(xp, a, *arrays, is_train: bool = False):
     return tuple(o._data for o in outs) + tuple(v._data for v in final)
 
 
-@_while_loop.def_gradient
-def _(F, a, inputs, outputs, ograds):   # noqa: N803
-    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
-    res = F._backward_while_loop(*ograds, *inputs, **dict(a.given))
-    n = len(inputs)
-    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
-
-
-def _bw_inputs(a) -> tuple:
-    loop = _loop_of(a)
-    return tuple(f"ograd{i}" for i in range(loop.n_out + loop.n_vars)) + _inputs(a)
-
-
-def _bw_outputs(a) -> tuple:
-    return tuple(f"{n}_grad" for n in _inputs(a))
-
-
-def _bw_shape(a, *shapes):
-    loop = _loop_of(a)
-    ins = shapes[loop.n_out + loop.n_vars:]
-    return list(shapes), list(ins)
-
-
-def _bw_type(a, *dtypes):
-    loop = _loop_of(a)
-    ins = dtypes[loop.n_out + loop.n_vars:]
-    return list(dtypes), list(ins)
-
-
-@register("_backward_while_loop", inputs=_bw_inputs, outputs=_bw_outputs, attrs=dict(_ATTRS),
-          infer_shape=_bw_shape, infer_type=_bw_type, differentiable=False, fluent=False, public=False)
-def _backward_while_loop(xp, a, *arrays):
-    """The input gradients of `_while_loop`: the loop replayed on the tape, then backward."""
+def backward(xp, a, arrays) -> tuple:
+    """The `_backward_while_loop` kernel: the loop replayed on the tape, then backward."""
     loop = _loop_of(a)
     nout = loop.n_out + loop.n_vars
     wrapped = _wrap_all(xp, arrays)
@@ -294,3 +247,18 @@ def _backward_while_loop(xp, a, *arrays):
     if heads:
         autograd.backward([h for h, _ in heads], [g for _, g in heads])
     return tuple(x.grad._data for x in ins)
+
+
+def num_results(a) -> int:
+    loop = _loop_of(a)
+    return loop.n_out + loop.n_vars
+
+
+def bw_shape(a, *shapes):
+    n = num_results(a)
+    return list(shapes), list(shapes[n:])
+
+
+def bw_type(a, *dtypes):
+    n = num_results(a)
+    return list(dtypes), list(dtypes[n:])

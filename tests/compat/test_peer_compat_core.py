@@ -205,3 +205,51 @@ def test_forward_style_blocks_keep_scalar_inputs_when_hybridized():
     net = Scale()
     net.hybridize()
     assert net(mx.nd.ones((2,)), 3.0).asnumpy().tolist() == [3, 3]
+
+
+# -- Block bookkeeping MXNet 1.x programs rely on --------------------------------------------
+
+def test_blocks_in_plain_containers_warn_and_sequential_of_hybrid_blocks_warns():
+    class Holder(mx.gluon.Block):
+        def __init__(self):
+            super().__init__()
+            self.layers = [mx.gluon.nn.Dense(2)]
+
+    with pytest.warns(UserWarning, match="unregistered container with Blocks"):
+        Holder().collect_params()
+    seq = mx.gluon.nn.Sequential()
+    seq.add(mx.gluon.nn.Dense(2))
+    with pytest.warns(UserWarning, match="Consider using HybridSequential"):
+        seq.hybridize()
+
+
+def test_deduplicated_shared_parameters_load_back(tmp_path):
+    class Pair(mx.gluon.Block):
+        def __init__(self):
+            super().__init__()
+            self.a = mx.gluon.nn.Dense(2, in_units=2)
+            self.b = mx.gluon.nn.Dense(2, in_units=2, params=self.a.collect_params())
+
+    net = Pair()
+    net.initialize()
+    net.save_parameters(str(tmp_path / "p.params"), deduplicate=True)
+    assert len(mx.nd.load(str(tmp_path / "p.params"))) == 2
+    other = Pair()
+    other.load_parameters(str(tmp_path / "p.params"))
+    np.testing.assert_array_equal(other.b.weight.data().asnumpy(), net.a.weight.data().asnumpy())
+
+
+def test_legacy_save_params_and_load_params(tmp_path):
+    net = mx.gluon.nn.HybridSequential(prefix="")
+    with net.name_scope():
+        net.add(mx.gluon.nn.Dense(3, in_units=2))
+    net.initialize()
+    with pytest.warns(UserWarning, match="save_params is deprecated"):
+        net.save_params(str(tmp_path / "old.params"))
+    names = sorted(mx.nd.load(str(tmp_path / "old.params")))       # full names, no structural keys
+    assert [n.split("_")[-1] for n in names] == ["bias", "weight"] and not any("." in n for n in names)
+    block = mx.gluon.nn.SymbolBlock(net(mx.sym.var("data")), mx.sym.var("data"))
+    with pytest.warns(UserWarning, match="load_params is deprecated"):
+        block.load_params(str(tmp_path / "old.params"))
+    x = mx.nd.ones((1, 2))
+    np.testing.assert_allclose(block(x).asnumpy(), net(x).asnumpy(), rtol=1e-6)
