@@ -80,6 +80,8 @@ def check_hybridized_call(block: Any, args: tuple, flat: list) -> None:
     an argument structure (which arguments are None, how lists nest) other than the first
     call's, beyond trailing None defaults."""
     check_mixed(flat)
+    if not any(isinstance(a, (NDArray, Symbol)) for a in flat):
+        return   # check_call's "there must be one NDArray or one Symbol" comes first, as in MXNet
     from .hybrid_block import HybridBlock  # noqa: PLC0415 - that module imports this one
     if type(block).hybrid_forward is HybridBlock.hybrid_forward:
         return   # a `forward(x, ...)` block (MXNet 2's style): scalars and any structure are traced in
