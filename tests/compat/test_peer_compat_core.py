@@ -253,3 +253,13 @@ def test_legacy_save_params_and_load_params(tmp_path):
         block.load_params(str(tmp_path / "old.params"))
     x = mx.nd.ones((1, 2))
     np.testing.assert_allclose(block(x).asnumpy(), net(x).asnumpy(), rtol=1e-6)
+
+
+def test_traced_squeeze_and_expand_dims_accept_inplace():
+    class Foo(mx.gluon.HybridBlock):
+        def forward(self, x):
+            return x.squeeze(inplace=True).expand_dims(0, inplace=True)
+
+    block = Foo()
+    block.hybridize()
+    assert block(mx.nd.ones((3, 1))).shape == (1, 3)
