@@ -74,31 +74,60 @@ def check_mixed(flat: list) -> None:
                          "Please check the type of the args.")
 
 
-def check_hybridized_call(block: Any, args: tuple, flat: list) -> None:
-    """What MXNet 1.x's cached op refuses: mixed NDArrays and Symbols, and for blocks written
-    with `hybrid_forward`, scalars, arrays on several contexts (cpu_pinned counts as cpu) and
-    an argument structure (which arguments are None, how lists nest) other than the first
-    call's, beyond trailing None defaults."""
-    check_mixed(flat)
-    if not any(isinstance(a, (NDArray, Symbol)) for a in flat):
-        return   # check_call's "there must be one NDArray or one Symbol" comes first, as in MXNet
-    from .hybrid_block import HybridBlock  # noqa: PLC0415 - that module imports this one
-    if type(block).hybrid_forward is HybridBlock.hybrid_forward:
-        return   # a `forward(x, ...)` block (MXNet 2's style): scalars and any structure are traced in
-    fmt = [_arg_format(block, a) for a in args]
+def _hybrid_forward_style(block: Any) -> bool:
+    """Whether the block is written with `hybrid_forward` (MXNet 1.x) rather than `forward`."""
+    base = _BASE[0]
+    if base is None:
+        from .hybrid_block import HybridBlock  # noqa: PLC0415 - that module imports this one
+        base = _BASE[0] = HybridBlock.hybrid_forward
+    return type(block).hybrid_forward is not base
+
+
+_BASE: list = [None]
+
+
+def _check_contexts(block: Any, flat: list) -> None:
     ctxs = {("cpu" if a._ctx.device_type == "cpu_pinned" else a._ctx.device_type, a._ctx.device_id)
             for a in flat if isinstance(a, NDArray)}
     if len(ctxs) > 1:
         raise ValueError(f"Find multiple contexts in the input, After hybridized, the HybridBlock only supports "
                          f"one input context. Got {sorted(ctxs)} in the inputs of {block.name}")
-    stored = getattr(block, "_in_format", None)
+
+
+def _expand(fmt: Any) -> list:
+    return [0] * fmt if isinstance(fmt, int) else fmt
+
+
+def check_hybridized_call(block: Any, args: tuple, flat: list) -> None:
+    """What MXNet 1.x's cached op refuses: mixed NDArrays and Symbols, and for blocks written
+    with `hybrid_forward`, scalars, arrays on several contexts (cpu_pinned counts as cpu) and
+    an argument structure (which arguments are None, how lists nest) other than the first
+    call's, beyond trailing None defaults."""
+    if len(flat) == len(args) and all(isinstance(a, NDArray) for a in args):   # the common call
+        if not _hybrid_forward_style(block):
+            return
+        if len(args) > 1:
+            _check_contexts(block, flat)
+        fmt: Any = len(args)         # n plain arrays, compared without building a list
+    else:
+        check_mixed(flat)
+        if not any(isinstance(a, (NDArray, Symbol)) for a in flat):
+            return   # check_call's "there must be one NDArray or one Symbol" comes first, as in MXNet
+        if not _hybrid_forward_style(block):
+            return   # a `forward(x, ...)` block (MXNet 2's style): scalars and any structure are traced in
+        fmt = [_arg_format(block, a) for a in args]
+        _check_contexts(block, flat)
+    stored = block.__dict__.get("_in_format")
     if stored is None:
         block.__dict__["_in_format"] = fmt
         return
     if fmt == stored:
         return
-    short, long_ = (fmt, stored) if len(fmt) < len(stored) else (stored, fmt)
-    if len(fmt) == len(stored) or long_[:len(short)] != short or any(f != -1 for f in long_[len(short):]):
+    new, old = _expand(fmt), _expand(stored)
+    if new == old:
+        return
+    short, long_ = (new, old) if len(new) < len(old) else (old, new)
+    if len(new) == len(old) or long_[:len(short)] != short or any(f != -1 for f in long_[len(short):]):
         raise ValueError(f"The argument structure of HybridBlock does not match the cached version. Stored "
-                         f"format = {stored}, input format = {fmt} (-1 marks None); hybridize() again "
+                         f"format = {old}, input format = {new} (-1 marks None); hybridize() again "
                          "to call the block with another structure")
