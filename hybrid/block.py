@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Any
 from collections.abc import Callable
@@ -147,6 +148,7 @@ class Block:
 
     def collect_params(self, select: str | None = None) -> ParameterDict:
         """This block's and its children's parameters, optionally filtered by a regex."""
+        _warn_unregistered_blocks(self)
         ret = ParameterDict(self._params.prefix)
         ret.update(self.params.select(select) if select else self.params)
         for child in self._children.values():
@@ -191,6 +193,19 @@ class Block:
         loaded = load_param_file(filename)
         self.load_dict(loaded, ctx, allow_missing, ignore_extra, cast_dtype, dtype_source, filename)
 
+    def save_params(self, filename: str) -> None:
+        """[Deprecated] Save parameters by full name without this block's prefix (MXNet 1.x's
+        `save_params`); use save_parameters, or export() to load them into a SymbolBlock."""
+        warnings.warn("save_params is deprecated. Please use save_parameters. Note that if you want load "
+                      "from SymbolBlock later, please use export instead.", stacklevel=2)
+        self.collect_params().save(filename, strip_prefix=self.prefix)
+
+    def load_params(self, filename: str, ctx: Any = None, allow_missing: bool = False,
+                    ignore_extra: bool = False) -> None:
+        """[Deprecated] load_parameters under its MXNet 1.x name (reads save_params files too)."""
+        warnings.warn("load_params is deprecated. Please use load_parameters.", stacklevel=2)
+        self.load_parameters(filename, ctx, allow_missing, ignore_extra)
+
     def load_dict(self, param_dict: dict, ctx: Any = None, allow_missing: bool = False,
                   ignore_extra: bool = False, cast_dtype: bool = False, dtype_source: str = "current",
                   filename: str = "<dict>") -> None:
@@ -204,8 +219,9 @@ class Block:
                              ignore_extra, cast_dtype, dtype_source)
             return
         if not allow_missing:
-            for name in params:
-                if name not in param_dict:
+            saved = {id(params[k]) for k in param_dict if k in params}   # a shared parameter is
+            for name in params:                                           # saved once (deduplicate)
+                if name not in param_dict and id(params[name]) not in saved:
                     raise AssertionError(f"Parameter '{name}' is missing in file '{filename}', which contains "
                                          f"parameters: {', '.join(list(param_dict)[:10])}. Set allow_missing=True "
                                          "to ignore missing parameters.")
@@ -274,3 +290,24 @@ class Block:
     def summary(self, *inputs: Any) -> None:
         from .summary import summary
         summary(self, *inputs)
+
+
+def _holds_block(data: Any, children: set) -> bool:
+    if isinstance(data, (list, tuple)):
+        return any(_holds_block(x, children) for x in data)
+    if isinstance(data, dict):
+        return any(_holds_block(x, children) for x in data.values())
+    return isinstance(data, Block) and id(data) not in children
+
+
+def _warn_unregistered_blocks(block: Block) -> None:
+    """MXNet's warning for Blocks kept in a plain list/tuple/dict attribute: they are not children,
+    so their parameters are not collected, initialized or saved."""
+    children = {id(c) for c in block._children.values()}
+    for k, v in vars(block).items():
+        if isinstance(v, (list, tuple, dict)) and not k.startswith("__") and k != "_children" \
+                and _holds_block(v, children):
+            warnings.warn(f'"{type(block).__name__}.{k}" is an unregistered container with Blocks. Note that '
+                          "Blocks inside the list, tuple or dict will not be registered automatically. Make "
+                          "sure to register them using register_child() or switching to "
+                          "nn.Sequential/nn.HybridSequential instead.", stacklevel=3)

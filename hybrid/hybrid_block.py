@@ -24,7 +24,7 @@ from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
-from .call_checks import check_call
+from .call_checks import check_call, check_hybridized_call
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 from .utils import export_paths
@@ -53,6 +53,7 @@ class HybridBlock(Block):
     def _clear_cache(self) -> None:
         with self._cache_lock:
             self._cache.clear()
+            self.__dict__["_in_format"] = None   # call_checks.check_hybridized_call
 
     def cache_info(self) -> dict:
         """Traces made, cache hits, why each retrace happened, and the per-shape plans this
@@ -74,6 +75,7 @@ class HybridBlock(Block):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._active and current_trace() is None:
             flat = flatten_call(args, kwargs)[0]
+            check_hybridized_call(self, args, flat)
             if any(isinstance(x, nd.NDArray) for x in flat):    # a hybridized call on arrays
                 for hook in list(self._forward_pre_hooks.values()):
                     hook(self, args)

@@ -14,6 +14,7 @@ from .errors import MXNetError
 from .frontend import install as _install, install_sub_namespaces as _install_sub_namespaces
 from .ndarray import NDArray, install_operators as _install_operators
 from .serialization import load, load_frombuffer, save, save_tobuffer
+from .cached_op import CachedOp
 
 _internal = _types.ModuleType("hybridgraph.nd._internal", "Every registered operator, by any name.")
 op = _internal
@@ -28,7 +29,7 @@ _install_sub_namespaces(__name__, globals(), make_nd_function)
 __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_numpy",
            "autograd", "MXNetError", "save", "load", "load_frombuffer", "save_tobuffer", "random",
-           "waitall", "sparse"]
+           "waitall", "sparse", "CachedOp"]
 
 
 def waitall() -> None:
@@ -43,7 +44,7 @@ _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while
 from . import contrib_checks as _contrib_checks  # noqa: E402
 _contrib_checks.install(globals()["contrib"])  # nd.contrib.isnan / isinf / isfinite
 
-from .array_helpers import concatenate, moveaxis, onehot_encode  # noqa: E402, F401
+from .array_helpers import concatenate, fill_element_0index, moveaxis, onehot_encode  # noqa: E402, F401
 NDArray.split_v2 = split_v2  # noqa: F821 - a plain function becomes the method (self = ary)
 
 # `from mxnet.ndarray import *` gives every public operator function and the sub-namespaces, as MXNet's does
@@ -54,6 +55,6 @@ __all__ += [n for n in ("contrib", "linalg", "image") if n in globals() and n no
 __all__ += [n for n in ("concatenate", "add", "subtract", "multiply", "divide", "modulo", "power", "maximum",
                         "minimum", "equal", "not_equal", "greater", "greater_equal", "lesser", "lesser_equal",
                         "logical_and", "logical_or", "logical_xor", "true_divide", "negative", "moveaxis",
-                        "onehot_encode", "split_v2", "histogram", "imdecode")
+                        "onehot_encode", "split_v2", "histogram", "imdecode", "fill_element_0index")
             if n in globals() and n not in __all__]
 from . import numpy as np, numpy_extension as npx  # noqa: E402, F401 - MXNet's F.np / F.npx (mx.nd.np)

@@ -54,3 +54,29 @@ def onehot_encode(indices: Any, out: Any) -> Any:
                          f"got {indices.shape} and {out.shape}")
     out[:] = invoke(get_op("one_hot"), [indices], {"depth": out.shape[1], "dtype": np.dtype(out.dtype).name})
     return out
+
+
+def fill_element_0index(lhs: Any, mhs: Any, rhs: Any, out: Any = None) -> Any:
+    """A copy of the 2-D `lhs` with `out[i, rhs[i]] = mhs[i]` in every row (MXNet's NDArray
+    function; float32 arrays, like MXNet's, and not recorded by autograd, as there)."""
+    from .errors import DTypeError, MXNetError, ShapeError  # noqa: PLC0415
+    if lhs.ndim != 2 or mhs.shape != (lhs.shape[0],) or rhs.shape != (lhs.shape[0],):
+        raise ShapeError(f"fill_element_0index: expected lhs of shape (n, m) and mhs, rhs of shape (n,), "
+                         f"got {lhs.shape}, {mhs.shape} and {rhs.shape}")
+    for name, a in (("lhs", lhs), ("mhs", mhs), ("rhs", rhs)):
+        if np.dtype(a.dtype) != np.float32:
+            raise DTypeError(f"fill_element_0index: {name} must be float32 (MXNet's real_t), got "
+                             f"{np.dtype(a.dtype).name}")
+    xp = lhs.context.xp
+    cols = rhs._data.astype(np.int64)
+    if cols.size and (int(cols.min()) < 0 or int(cols.max()) >= lhs.shape[1]):
+        raise MXNetError(f"fill_element_0index: indices must lie in [0, {lhs.shape[1]}), got "
+                         f"[{int(cols.min())}, {int(cols.max())}]")
+    data = lhs._data.copy()
+    data[xp.arange(lhs.shape[0]), cols] = mhs._data
+    if out is None:
+        return type(lhs)._wrap(data, lhs.context)
+    if out.shape != lhs.shape:
+        raise ShapeError(f"fill_element_0index: out has shape {out.shape}, expected {lhs.shape}")
+    out._data[...] = data
+    return out

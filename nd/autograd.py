@@ -542,9 +542,9 @@ def _as_list(x):
 
 
 def get_symbol(x):
-    """The recorded computation of x as a Symbol (MXNet API)."""
-    raise AutogradError("autograd.get_symbol is not supported; hybridize a HybridBlock "
-                        "and use export() to get the graph")
+    """The recorded computation of x as a Symbol (MXNet API; symbol/tape_symbol.py)."""
+    from hybridgraph.symbol.tape_symbol import get_symbol as build  # noqa: PLC0415 - nd sits below symbol
+    return build(x)
 
 
 class _FunctionInGraph(AutogradError, NotImplementedError):

@@ -119,6 +119,9 @@ class OpDef:
     #: shape inference may copy output 0's first (batch) dim into input 0's unknown one, as
     #: MXNet's FullyConnected does (it sizes `_zeros(shape=(0, H))` begin states of mx.rnn cells)
     batch_from_output: bool = False
+    #: shape_from_outputs(attrs, input shapes, output shapes) -> input shapes (None where nothing
+    #: follows) that the outputs imply: MXNet's back-inference (SliceChannel, Concat, Convolution)
+    shape_from_outputs: Rule | None = None
 
     def __post_init__(self, inputs, outputs, attrs, ignored_attrs) -> None:
         name = self.name

@@ -2,9 +2,9 @@
 `symbol.contrib.foreach` and `symbol.contrib.while_loop`.
 
 MXNet 1.9.1 builds `_cond`, `_foreach` and `_while_loop` operators that hold
-subgraphs. hybridgraph builds the same computation from ordinary operators,
-so the graph runs on the normal executor, differentiates with the normal
-gradient rules and exports JSON that real MXNet loads:
+subgraphs. hybridgraph builds `cond` and `foreach` from ordinary operators, so
+those graphs run on the normal executor, differentiate with the normal gradient
+rules and export JSON that real MXNet loads:
 
 * `cond` builds BOTH branches and selects each output with `where`, the
   size-1 predicate broadcast along the output's first axis
@@ -19,12 +19,12 @@ gradient rules and exports JSON that real MXNet loads:
   so another length retraces); for plain Symbols it must follow from the
   variables' `shape=` attributes. Slices come from one `split` node, outputs
   are joined with `stack`.
-* `while_loop` is unrolled `max_iterations` times with a running "still
-  looping" flag: a step after the loop ended keeps the loop variables and
-  writes a zero row. Outputs therefore equal MXNet's (first axis
-  `max_iterations`; MXNet leaves the rows after the end uninitialised).
-  Unlike the NDArray version, the step outputs exist (all zero rows) even
-  when `cond` is false from the start, as in MXNet's symbolic version.
+* `while_loop` is one `_while_loop` node whose kernel runs the body graphs per
+  iteration (symbol/loop_op.py): unrolling `max_iterations` (often 1000)
+  steps made graphs too large to bind. Outputs equal MXNet's (first axis
+  `max_iterations`, zero rows after the end where MXNet leaves them
+  uninitialised; the step outputs exist even when `cond` is false from the
+  start, as in MXNet's symbolic version). Such graphs cannot be written as JSON.
 """
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ from hybridgraph.nd.control_flow import call_body, flatten, regroup, to_bool, to
 from hybridgraph.nd.dispatch import OpNamespace
 
 from .frontend import make_sym_function
+from .graph import Node
+from .loop_op import LoopGraph, add_loop, cut_subgraph
 from .symbol import Symbol
 from .tracer import Tracer, current_trace
 
@@ -225,9 +227,10 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: i
                name: str = "while_loop") -> tuple[Any, Any]:
     """Run a while loop with user-defined computation and loop condition.
 
-    Unrolled `max_iterations` times with a running "still looping" flag (see
-    the module docstring): `cond(*loop_vars)` gives a size-1 symbol,
-    `func(*loop_vars) => (step_output, new_loop_vars)`.
+    `cond(*loop_vars)` gives a size-1 symbol, `func(*loop_vars) =>
+    (step_output, new_loop_vars)`. Both are called once, on placeholders, and
+    become the body of one `_while_loop` node (symbol/loop_op.py) that runs
+    them per iteration: the graph's size does not grow with `max_iterations`.
 
     Parameters
     ----------
@@ -240,12 +243,13 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: i
     max_iterations : int
         The maximum number of iterations (required).
     name : str
-        Kept for MXNet's signature.
+        The node's name.
 
     Returns
     -------
     outputs : list (or nested list) of Symbols
-        The step outputs stacked along a new first axis of length `max_iterations`.
+        The step outputs stacked along a new first axis of length `max_iterations`
+        (zero rows after the loop ended; MXNet leaves those rows uninitialised).
     states : Symbol or nested list of Symbols
         The final loop variables, nested like `loop_vars`.
     """
@@ -255,43 +259,45 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: i
     flat_vars, var_fmt = _flatten_symbols(loop_vars, "while_loop loop_vars")
     if not flat_vars:
         raise ValueError("loop_vars should contain at least one element")
-    active = None
-    steps: list[list] = []
-    out_fmt: Any = None
-    for _ in range(max_iterations):
-        active, flat_vars, flat_out, out_fmt = _loop_step(cond, func, flat_vars, var_fmt, active)
-        if steps and len(flat_out) != len(steps[0]):
-            raise ValueError("Number of elements in step_output should be the same in each step")
-        steps.append(flat_out)
-    outputs = [_stack(list(items)) for items in zip(*steps)]
-    outputs = regroup(outputs, out_fmt) if out_fmt is not None else []
-    return outputs, regroup(flat_vars, var_fmt)
-
-
-def _loop_step(cond: Callable, func: Callable, flat_vars: list, var_fmt: Any,
-               active: Symbol | None) -> tuple[Symbol, list, list, Any]:
-    """One unrolled while_loop step: (still-looping flag, new loop vars, step outputs, output format).
-
-    The flag is the product of every `cond` so far; where it is 0 the loop
-    variables keep their values and the step outputs are zero rows.
-    """
-    args = regroup(flat_vars, var_fmt)
+    state = current_trace()
+    holders = [Node(None, f"{name}_loop_var{k}") for k in range(len(flat_vars))]
+    ph = [_placeholder(h, v, state) for h, v in zip(holders, flat_vars)]
+    args = regroup(ph, var_fmt)
     args = args if isinstance(args, list) else [args]
     c = cond(*args)
-    if not isinstance(c, Symbol):
-        raise ValueError(f"Return of cond must be a Symbol, got {type(c).__name__}")
-    flag = _flag(F._not_equal_scalar(c, scalar=0.0), "while_loop: the return value of cond")
-    active = flag if active is None else F.elemwise_mul(active, flag)
+    if not isinstance(c, Symbol) or len(c._outputs) != 1:
+        raise ValueError(f"Return of cond must be a Symbol of size 1, got {c!r}")
     step_output, new_vars = call_body(func, args)
     flat_out, out_fmt = _flatten_symbols(step_output, "while_loop step output")
     new_flat, _ = _flatten_symbols(new_vars, "while_loop new loop_vars")
     if len(new_flat) != len(flat_vars):
         raise ValueError(f"The number of loop_vars should be consistent during the loop: "
                          f"{len(flat_vars)} in, {len(new_flat)} returned by func")
-    new_vars = [_select(active, nv, v, f"while_loop: loop variable {i} (new versus old)")
-                for i, (nv, v) in enumerate(zip(new_flat, flat_vars))]
-    outs = [_select(active, o, F.zeros_like(o), f"while_loop: step output {i}") for i, o in enumerate(flat_out)]
-    return active, new_vars, outs, out_fmt
+    for k, (old, new) in enumerate(zip(flat_vars, new_flat)):
+        os_, ns = _aval(old)[0], _aval(new)[0]
+        if os_ is not None and ns is not None and tuple(os_) != tuple(ns):
+            raise ValueError(f"while_loop: loop variable {k} (new versus old): shapes differ, {tuple(ns)} "
+                             f"versus {tuple(os_)}; func must return loop variables of unchanged shapes")
+    heads = [s._outputs[0] for s in [c, *flat_out, *new_flat]]
+    new_heads, free = cut_subgraph(heads, holders)
+    key = add_loop(LoopGraph(new_heads[0], new_heads[1:], holders + [p for _, p in free], len(flat_vars),
+                             len(flat_out), max_iterations))
+    wrap = Tracer if state is not None else Symbol
+    inputs = flat_vars + [wrap([e]) for e, _ in free]
+    res = F._while_loop(*inputs, loop=key, num_args=len(inputs))
+    items = [res] if len(res._outputs) == 1 else list(res)
+    outputs = regroup(items[:len(flat_out)], out_fmt) if flat_out else []
+    return outputs, regroup(items[len(flat_out):], var_fmt)
+
+
+def _placeholder(node: Node, value: Symbol, state: Any) -> Symbol:
+    """The symbol standing for one loop variable inside cond and func; while tracing, a
+    tracer with the loop variable's shape and dtype (the body may read them)."""
+    if state is None:
+        return Symbol([(node, 0)])
+    shape, dtype = _aval(value)
+    state.set_aval((node, 0), shape, dtype)
+    return Tracer([(node, 0)])
 
 
 def install(module: Any) -> None:

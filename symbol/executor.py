@@ -218,7 +218,8 @@ class Executor:
     """
 
     def __init__(self, sym, ctx: Context, args: list, grads: list, reqs: list[str], aux: list,
-                 out_meta: tuple[list, list] | None = None, program: Program | None = None):
+                 out_meta: tuple[list, list] | None = None, program: Program | None = None,
+                 outputs: list | None = None):
         graph = sym._graph()
         self._symbol = sym
         self._ctx = ctx
@@ -229,7 +230,7 @@ class Executor:
         self._grad_req = ["null" if g is None else r for g, r in zip(grads, reqs)]
         self.grad_arrays = [None if r == "null" else g for g, r in zip(grads, self._grad_req)]
         self._wrt = [i for i, r in enumerate(self._grad_req) if r != "null"]
-        self._outputs = self._allocate_outputs(out_meta)
+        self._outputs = list(outputs) if outputs is not None else self._allocate_outputs(out_meta)
         written = [self.grad_arrays[i] if self._grad_req[i] == "write" else None for i in self._wrt]
         self._program = Program(sym, self.arg_arrays + self.aux_arrays,
                                 [self._arg_nodes[i] for i in self._wrt], ctx,
@@ -417,7 +418,9 @@ class Executor:
                  for n, g, s in zip(names, self.grad_arrays, arg_shapes)]
         aux = [resize(n.name, a, s) for n, a, s in zip(self._aux_nodes, self.aux_arrays, aux_shapes)]
         meta = _validate(self._symbol, args, aux)
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta)
+        fresh = self._allocate_outputs(meta)
+        outs = [_shared_output(old, new) for old, new in zip(self._outputs, fresh)]
+        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta, outputs=outs)
 
     # -- inspection ----------------------------------------------------------------------------
     def _plan(self) -> Plan:
@@ -449,6 +452,16 @@ class Executor:
 
     def __repr__(self) -> str:
         return f"<Executor {self._symbol!r} @{self._ctx}>"
+
+
+def _shared_output(old: NDArray | None, new: NDArray | None) -> NDArray | None:
+    """reshape()'s output array: a view of the old executor's output buffer when it is large
+    enough (MXNet's reshaped executors write into the memory of the one they came from)."""
+    if old is None or new is None or old.dtype != new.dtype or new.size > old.size:
+        return new
+    if old.shape == new.shape:
+        return old
+    return NDArray._wrap(old._data.reshape(-1)[:new.size].reshape(new.shape), old._ctx)
 
 
 class _Resizer:

@@ -4,8 +4,9 @@ Each operator's rule `gradient(F, attrs, inputs, outputs, ograds)` is called
 with `F = symbol.ops_namespace`, so the same rule that runs eagerly on the
 autograd tape builds backward nodes here. Gradients reaching one entry from
 several consumers are summed (`elemwise_add` / `add_n`); loss-style operators
-(`OpDef.loss`) ignore their head gradient; `ZERO_GRAD` rules become
-`zeros_like`; an operator without a rule on a path that needs a gradient is an
+(`OpDef.loss`) ignore their head gradient; `ZERO_GRAD` rules stop the
+gradient (nothing flows behind them, so what lies behind needs no rule; an
+argument reached only through them gets zeros); an operator without a rule on a path that needs a gradient is an
 error naming it.
 """
 from __future__ import annotations
@@ -117,6 +118,7 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
 
     `head_grads[j]` may be None for heads whose operator is loss-style.
     """
+    from . import ops_namespace as F  # noqa: N812
     order = topo_sort(heads)
     need = _needs_grad(order, wrt)
     grads: dict[tuple[int, int], list[Symbol]] = {}
@@ -124,12 +126,18 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
         if hg is not None and id(head[0]) in need:
             grads.setdefault(_key(head), []).append(Symbol([hg]))
     produced: list[Entry] = []
+    cut: list[Entry] = []
     for node in reversed(order):
         if node.op is None or id(node) not in need:
             continue
         with _BackwardScope(node):
             ograds = _node_ograds(node, grads)
             if ograds is None:
+                continue
+            if node.op.gradient == ZERO_GRAD:
+                # a zero gradient (BlockGrad, comparisons) propagates as "no gradient", as NNVM's
+                # zero_ops do: the nodes behind it need no rule (MXNet binds stop_gradient(batch_take))
+                cut.extend(e for e in node.inputs if id(e[0]) in need)
                 continue
             res = _call_rule(node, ograds, tuple(i for i, (src, _) in enumerate(node.inputs) if id(src) in need))
         for entry, g in zip(node.inputs, res):
@@ -139,9 +147,12 @@ def build_backward(heads: Sequence[Entry], wrt: Sequence[Node], head_grads: Sequ
             if id(entry[0]) in need:
                 grads.setdefault(_key(entry), []).append(g)
     out = []
+    behind_cut = {id(n) for n in topo_sort(cut)} if cut else set()
     for node in wrt:
         got = grads.get((id(node), 0))
         with _BackwardScope(node):
+            if got is None and id(node) in behind_cut:   # reached only through zero gradients
+                got = [F.zeros_like(Symbol([(node, 0)]))]
             out.append(None if got is None else _sum(got)._outputs[0])
     return Backward(out, list(head_grads), _mutating_entries(produced, {id(n) for n in order}))
 

@@ -194,9 +194,14 @@ def shape_rule(node: Node, ins: list, outs: list):
         return res[0][:len(ins)], res[0][len(ins):]
     if node.op.batch_from_output and ins and outs:
         ins = _batch_from_output(ins, outs[0])
+    back = node.op.shape_from_outputs
+    if back is not None and any(o is not None for o in outs):
+        implied = back(node.attrs, list(ins), list(outs))
+        if implied is not None:
+            ins = [merge_shape(s, _as_shape(t)) for s, t in zip(ins, implied)]
     res = fn(node.attrs, *ins)
     if res is None:
-        return None
+        return (ins, [None] * len(outs)) if back is not None else None
     new_ins, new_outs = res
     return [_as_shape(s) for s in new_ins], [_as_shape(s) for s in new_outs]
 
@@ -327,9 +332,18 @@ def _seed_from_call(graph: IndexedGraph, args: tuple, kwargs: dict, convert: Cal
     return known
 
 
+def _np_shape() -> bool:
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - symbol sits above nd
+    return is_np_shape()
+
+
 def _user_shape(v: Any, where: str) -> tuple | None:
+    """A caller's shape: 0 marks an unknown dim, `()` an unknown shape; under NumPy shape
+    semantics (`mx.np_shape()`) -1 marks the unknown dim and `()` is a scalar's shape."""
     if not isinstance(v, (tuple, list)):
         raise TypeError(f"Arguments need to be shapes (tuple), but {where} is {type(v)}.")
+    if _np_shape():
+        return tuple(0 if int(d) == -1 else int(d) for d in v)
     return tuple(int(d) for d in v) or None
 
 
@@ -375,7 +389,12 @@ def _warn_unknown(names: list[str], values: list, fmt: Callable, what: str) -> N
     warnings.warn(head + "Consider providing them as input:\n\t" + "\n\t".join(unknowns), stacklevel=3)
 
 
-def _shape_out(v: tuple | None) -> tuple:
+def _shape_out(v: tuple | None, np_shape: bool = False) -> tuple | None:
+    """MXNet's form of an inferred shape: `()` unknown and 0 an unknown dim, or under NumPy
+    shape semantics None and -1 (where a 0 dim is a real empty axis; inference here has one
+    marker for both, so an empty axis reads back as -1 in that mode)."""
+    if np_shape:
+        return None if v is None else tuple(-1 if d == 0 else d for d in v)
     return () if v is None else tuple(v)
 
 
@@ -384,9 +403,11 @@ def _type_out(v: np.dtype | None):
 
 
 def infer_shape_partial(sym, *args: Any, **kwargs: Any) -> tuple[list, list, list]:
-    """Shapes of (arguments, outputs, aux states); unknown shapes are `()`, unknown dims 0."""
+    """Shapes of (arguments, outputs, aux states); unknown shapes are `()`, unknown dims 0
+    (None and -1 under `mx.np_shape()`)."""
     graph, values = _solve(sym, args, kwargs, "shape")
-    return tuple([_shape_out(v) for v in part] for part in _collect(sym, graph, values))
+    np_shape = _np_shape()
+    return tuple([_shape_out(v, np_shape) for v in part] for part in _collect(sym, graph, values))
 
 
 def infer_shape(sym, *args: Any, **kwargs: Any) -> tuple:

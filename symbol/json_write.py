@@ -190,6 +190,11 @@ def _write_graph(w: _JSONWriter, outputs: Sequence[tuple], with_version: bool) -
 
 
 def _write_node(w: _JSONWriter, n: Node, nid: dict, versions: tuple) -> None:
+    if n.op is not None and n.op.name == "_while_loop":   # symbol/loop_op.py: its body is not in the node
+        raise NotImplementedError(
+            f"node {n.name!r}: a symbolic contrib.while_loop cannot be written as MXNet JSON (MXNet's "
+            "_while_loop subgraph format is not supported); export the model without the loop, or "
+            "unroll it in Python (a for loop over the steps) before export")
     w.begin("{", True)
     w.key("op")
     w.string(n.op_name)

@@ -194,6 +194,13 @@ class Tracer(Symbol):
     def __setitem__(self, key, value):
         raise TraceError("assigning into a traced array (x[...] = v)", self)
 
+    # NDArray's `inplace=` (a view of the same memory) means nothing in a graph: the same op
+    def squeeze(self, axis: Any = None, inplace: bool = False, **kwargs: Any) -> "Tracer":
+        return Symbol.squeeze(self, axis=axis, **kwargs)
+
+    def expand_dims(self, axis: int, inplace: bool = False, **kwargs: Any) -> "Tracer":
+        return Symbol.expand_dims(self, axis=axis, **kwargs)
+
     def astype(self, dtype: Any, copy: bool = True) -> "Tracer":
         return Symbol.astype(self, dtype)
 

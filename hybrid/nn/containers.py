@@ -1,6 +1,8 @@
 """Container blocks: Sequential, HybridSequential, Lambda, HybridLambda, Identity."""
 from __future__ import annotations
 
+import warnings
+
 from typing import Any, Callable
 
 from hybridgraph import nd
@@ -46,6 +48,9 @@ class Sequential(_SequentialMixin, Block):
         return (x, *args) if args else x
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
+        if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
+            warnings.warn(f"All children of this Sequential layer '{self.prefix}' are HybridBlocks. Consider "
+                          "using HybridSequential for the best performance.", stacklevel=2)
         super().hybridize(active, **kwargs)
 
 

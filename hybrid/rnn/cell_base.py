@@ -25,7 +25,9 @@ def _as_list(obj: Any) -> list:
 def _split(F: Any, x: Any, **kwargs: Any) -> list:  # noqa: N803
     """F.split as a list of arrays (a multi-output Symbol, a list, or one NDArray)."""
     res = F.split(x, **kwargs)
-    return list(res) if isinstance(res, Symbol) else _as_list(res)
+    if isinstance(res, Symbol):   # one piece stays whole (a traced one would iterate its rows)
+        return [res] if len(res._outputs) == 1 else list(res)
+    return _as_list(res)
 
 
 def _cells_state_info(cells, batch_size: int) -> list:

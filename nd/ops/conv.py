@@ -120,6 +120,23 @@ def _conv_shape(a: Attrs, dshape, wshape=None, bshape=None):
     return ins, [out]
 
 
+def _conv_data_from_output(a: Attrs, ins, outs):
+    """The data's batch from the output's, and each spatial size from the output's where the
+    stride is 1 (MXNet's ConvolutionShape back-inference)."""
+    dshape, oshape = ins[0], outs[0]
+    geo = _conv_geometry("Convolution", a)
+    nsp = len(geo.kernel)
+    if dshape is None or oshape is None or len(dshape) != nsp + 2 or len(oshape) != nsp + 2:
+        return None
+    cl = is_channel_last(a.layout)
+    o_cf = to_cf_shape(oshape, cl)
+    d_cf = [o_cf[0], 0]
+    for i, o in enumerate(o_cf[2:]):
+        dk = geo.dilate[i] * (geo.kernel[i] - 1) + 1
+        d_cf.append(o + dk - 1 - 2 * geo.pad[i] if o and geo.stride[i] == 1 else 0)
+    return [from_cf_shape(tuple(d_cf), cl)] + [None] * (len(ins) - 1)
+
+
 def _same_types(op: str, names: tuple):
     """MXNet's (de)convolution typing: every input takes the first input's dtype."""
 
@@ -163,6 +180,9 @@ def Convolution(xp, a: Attrs, data, weight, bias=None, out=None):
         return (conv_forward(xp, x, w, bias, geo, out=out[0]),)
     out[0][...] = from_cf(xp, conv_forward(xp, x, w, bias, geo), cl)
     return (out[0],)
+
+
+Convolution.shape_from_outputs = _conv_data_from_output
 
 
 @Convolution.def_gradient

@@ -375,9 +375,9 @@ def _where_shape(a, cshape, xshape, yshape):
     except ShapeError:
         raise ShapeError(f"operator where: inputs 'x' and 'y' must have the same shape, got "
                          f"{tuple(xshape)} and {tuple(yshape)}") from None
-    if s is None:
-        return None
-    if cshape is not None and not _condition_fits(tuple(cshape), tuple(s)):
+    if s is None or not shape_known(cshape):
+        return None   # as MXNet's WhereOpShape: nothing is inferred before the condition's shape
+    if not _condition_fits(tuple(cshape), tuple(s)):
         raise ShapeError(f"operator where: input 'condition' must have the shape of x {tuple(s)} "
                          f"or be 1-D of length x.shape[0], got {tuple(cshape)}")
     return [cshape, s, s], [s]

@@ -179,6 +179,8 @@ def _batch_dot_shape(a, lshape, rshape):
     if len(lshape) < 3 or len(lshape) != len(rshape):
         raise ShapeError(f"operator batch_dot: inputs must both be N-d with N >= 3, got lhs "
                          f"{tuple(lshape)} and rhs {tuple(rshape)}")
+    if not lshape[-1] or not rshape[-2]:
+        return None   # MXNet infers nothing until lhs's last and rhs's second-last dims are known
     if not all(_dims_match(p, q) for p, q in zip(lshape[:-2], rshape[:-2])):
         raise ShapeError(f"operator batch_dot: leading (batch) dimensions must be equal, got lhs "
                          f"{tuple(lshape)} and rhs {tuple(rshape)}")

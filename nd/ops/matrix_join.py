@@ -57,6 +57,19 @@ def concat(xp, a, *xs):
     return (xp.concatenate(xs, axis=_axis("Concat", a.dim, xs[0].ndim, "dim")),)
 
 
+def _concat_from_output(a, ins, outs):
+    """Every input has the output's shape outside the joined axis (MXNet's ConcatShape)."""
+    out = outs[0]
+    if out is None:
+        return None
+    axis = _axis("Concat", a.dim, len(out), "dim")
+    common = tuple(0 if j == axis else d for j, d in enumerate(out))
+    return [common if s is None or len(s) == len(out) else None for s in ins]
+
+
+concat.shape_from_outputs = _concat_from_output
+
+
 @concat.def_gradient
 def _(F, a, inputs, outputs, ograds):
     n = len(inputs)
@@ -188,6 +201,30 @@ def slice_channel(xp, a, x):
     shapes = _piece_shapes("SliceChannel", x.shape, axis, bounds, a.squeeze_axis)
     pieces = xp.split(x, a.num_outputs, axis=axis)
     return tuple(_copy(p.reshape(s)) for p, s in zip(pieces, shapes))
+
+
+def _slice_channel_from_outputs(a, ins, outs):
+    """The input implied by any known piece (MXNet back-calculates the data shape): the
+    piece's shape with the split axis times num_outputs, or re-inserted when squeezed."""
+    data, n = ins[0], a.num_outputs
+    if data is None:
+        return None
+    axis = _axis("SliceChannel", a.axis, len(data))
+    implied = None
+    for o in outs:
+        if o is None:
+            continue
+        if a.squeeze_axis and len(o) == len(data) - 1:
+            cand = tuple(o[:axis]) + (n,) + tuple(o[axis:])
+        elif len(o) == len(data):
+            cand = tuple(d * n if j == axis else d for j, d in enumerate(o))
+        else:
+            continue
+        implied = merge_shape(implied, cand, "SliceChannel: ")
+    return [implied]
+
+
+slice_channel.shape_from_outputs = _slice_channel_from_outputs
 
 
 def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:

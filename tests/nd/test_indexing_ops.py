@@ -226,7 +226,9 @@ def test_where_shape_and_type_errors():
         _shapes("where", {}, (3,), (3, 4), (3, 5))
     with pytest.raises(DTypeError):
         _types("where", {}, "int32", "float32", "float64")
-    assert _shapes("where", {}, None, (3, 2), None) == ([None, (3, 2), (3, 2)], [(3, 2)])
+    # as MXNet's WhereOpShape: nothing is inferred until the condition's shape is known
+    assert _shapes("where", {}, None, (3, 2), None) is None
+    assert _shapes("where", {}, (3,), (3, 2), None) == ([(3,), (3, 2), (3, 2)], [(3, 2)])
 
 
 def test_where_gradient_splits_by_condition():

@@ -1,0 +1,78 @@
+"""`autograd.get_symbol`: the computation recorded on the autograd tape as a Symbol.
+
+Walks back from an NDArray's tape entry: every recorded registry operator becomes
+an operator node with its attributes; a variable (`attach_grad`) becomes a
+variable `var<N>` and an array the tape holds but did not compute (a constant
+input of a recorded call) a variable `null<N>`, named as MXNet names them (one
+process-wide counter, a variable keeping its name). Recorded calls that are not
+registry operators (`autograd.Function`, hybridized blocks, `x[key] = v`) have no
+single node to stand for them and raise NotImplementedError.
+"""
+from __future__ import annotations
+
+import functools
+import itertools
+import weakref
+from typing import Any
+
+from hybridgraph.nd import autograd
+from hybridgraph.nd.dispatch import _op_gradient
+from hybridgraph.nd.errors import AutogradError
+
+from .graph import Node
+from .symbol import Symbol
+
+_COUNTER = itertools.count()
+_NODE_COUNTER = itertools.count()
+#: Leaf -> its variable's name, so a variable keeps its name across calls (MXNet's AGInfo)
+_LEAF_NAMES: "weakref.WeakKeyDictionary[Any, str]" = weakref.WeakKeyDictionary()
+
+
+class _NotAnOperator(AutogradError, NotImplementedError):
+    """A recorded call with no operator node (autograd.Function, a hybridized block)."""
+
+
+def _leaf_var(leaf: Any) -> Node:
+    name = _LEAF_NAMES.get(leaf)
+    if name is None:
+        name = _LEAF_NAMES[leaf] = f"var{next(_COUNTER)}"
+    return Node(None, name)
+
+
+def get_symbol(x: Any) -> Symbol:
+    """The recorded computation that produced NDArray `x`, as a Symbol (MXNet's
+    `autograd.get_symbol`); `x` must be a variable or the output of a recorded call."""
+    entry = autograd.live_entry(x)
+    if entry is None:
+        raise AutogradError("get_symbol: the array was not computed under autograd.record() and is "
+                            "not a variable (attach_grad); there is no recorded graph to return")
+    nodes: dict[int, Node] = {}      # id(TapeNode) -> Node
+    leaves: dict[int, Node] = {}     # id(Leaf) -> variable Node
+
+    def entry_of(e: Any, array: Any) -> tuple[Node, int]:
+        if e is None:   # an input the tape did not compute: a constant of this graph
+            key = id(array)
+            if key not in leaves:
+                leaves[key] = Node(None, f"null{next(_COUNTER)}")
+            return leaves[key], 0
+        if type(e) is tuple:
+            return build(e[0]), e[1]
+        if id(e) not in leaves:
+            leaves[id(e)] = _leaf_var(e)
+        return leaves[id(e)], 0
+
+    def build(tape: Any) -> Node:
+        node = nodes.get(id(tape))
+        if node is not None:
+            return node
+        fn = tape.grad_fn
+        if not (isinstance(fn, functools.partial) and fn.func is _op_gradient):
+            raise _NotAnOperator(f"get_symbol: the recorded call {tape.name!r} is not an operator of the "
+                                 "registry (autograd.Function, a hybridized block or an indexed "
+                                 "assignment); build that part with Symbols or hybridize and export()")
+        op, attrs = fn.args[0], fn.args[1]
+        inputs = [entry_of(p, a) for p, a in zip(tape.parents, tape.inputs)]
+        node = nodes[id(tape)] = Node(op, f"node_{next(_NODE_COUNTER)}", attrs, inputs)
+        return node
+
+    return Symbol([entry_of(entry, x)])
