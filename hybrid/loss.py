@@ -19,7 +19,7 @@ from .hybrid_block import HybridBlock
 __all__ = ["Loss", "L2Loss", "L1Loss",
            "SigmoidBinaryCrossEntropyLoss", "SigmoidBCELoss",
            "SoftmaxCrossEntropyLoss", "SoftmaxCELoss",
-           "KLDivLoss", "HuberLoss", "HingeLoss", "SquaredHingeLoss", "LogisticLoss",
+           "KLDivLoss", "CTCLoss", "HuberLoss", "HingeLoss", "SquaredHingeLoss", "LogisticLoss",
            "TripletLoss", "PoissonNLLLoss", "CosineEmbeddingLoss", "SDMLLoss"]
 
 
@@ -607,3 +607,6 @@ class SDMLLoss(Loss):
         if F is nd:
             labels = labels.as_in_context(distances.context)
         return self.kl_loss(log_probabilities, labels)
+
+
+from .loss_ctc import CTCLoss  # noqa: E402  (it subclasses Loss, defined above)

@@ -150,3 +150,6 @@ def get_operator_arguments(op_name: str) -> OperatorArguments:
         names.append(key)
         types.append(_attr_type(decl))
     return OperatorArguments(len(names), names, types)
+
+
+from .operator_legacy import NDArrayOp, NumpyOp, PythonOp  # noqa: E402,F401  (MXNet's deprecated API)

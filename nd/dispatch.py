@@ -98,17 +98,18 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
     bound = dict(in_kw)
     slot = 0
     attr_order = [k for k in op.schema.attrs if k not in given]
+    slots = op.arguments or names   # positional arguments fill MXNet's declared order
     for a in args:
-        while slot < len(names) and names[slot] in bound:
+        while slot < len(slots) and slots[slot] in bound:
             slot += 1
         if a is None:  # MXNet drops positional None inputs (`FullyConnected(x, w, None, no_bias=True)`)
             slot += 1
             continue
-        if slot < len(names) and is_array_like(a):
-            bound[names[slot]] = a
+        if slot < len(slots) and is_array_like(a):
+            bound[slots[slot]] = a
             slot += 1
-        elif slot < len(names) and isinstance(a, (list, tuple)) and any(map(is_array_like, a)):
-            raise AttrError(f"operator {op.name}: input {names[slot]!r} got a {type(a).__name__} of {len(a)} "
+        elif slot < len(slots) and isinstance(a, (list, tuple)) and any(map(is_array_like, a)):
+            raise AttrError(f"operator {op.name}: input {slots[slot]!r} got a {type(a).__name__} of {len(a)} "
                             "items; expected one array. Pass the items as separate inputs, or join them "
                             "into one array first (stack / concat)")
         else:
@@ -117,6 +118,12 @@ def bind_call(op: OpDef, args: tuple, kwargs: dict) -> tuple[list, dict]:
             given[attr_order.pop(0)] = a
     if len(given) != n_given and op.static_inputs is None:  # positional attributes may change the inputs
         names = op.input_names(op.schema.parse_lenient(given))
+    if op.arguments and not set(bound) - set(op.arguments):
+        # MXNet's generated functions pass the given arrays in declared order, Nones dropped,
+        # to the inputs the attributes ask for (CTCLoss(data, label, None, label_lengths))
+        arrays = [bound[n] for n in op.arguments if bound.get(n) is not None]
+        if len(arrays) <= len(names):
+            return arrays + [None] * (len(names) - len(arrays)), given
     extra = {k for k, v in bound.items() if v is not None} - set(names)   # MXNet skips None inputs
     if extra:
         raise AttrError(f"operator {op.name}: unexpected input(s) {sorted(extra)}; "
@@ -277,7 +284,7 @@ def op_signature(op: OpDef, extra: tuple[str, ...]) -> inspect.Signature:
         params.append(P("data", P.VAR_POSITIONAL))
     else:
         try:
-            names = op.input_names(op.schema.parse_lenient({}))
+            names = op.arguments or op.input_names(op.schema.parse_lenient({}))
         except Exception:  # noqa: BLE001 - input lists that need attrs still get a signature
             names = ()
         params += [P(n, P.POSITIONAL_OR_KEYWORD, default=None) for n in names]

@@ -50,6 +50,9 @@ class OpDef:
     aliases: Sequence[str] = ()
     #: input slot names (arguments then aux states), or attrs -> names when they vary
     inputs: dataclasses.InitVar[Sequence[str] | Callable[[Attrs], Sequence[str]]] = ("data",)
+    #: every input slot in MXNet's declared order, when `inputs` drops some by attribute: the
+    #: order positional arguments of `nd.X` / `sym.X` fill (CTCLoss's data_lengths, label_lengths)
+    arguments: Sequence[str] = ()
     #: the input names that are auxiliary states (BatchNorm's moving_mean, moving_var)
     aux: Sequence[str] = ()
     #: output names, or attrs -> names
@@ -130,6 +133,7 @@ class OpDef:
         #: the input names when they do not depend on the attributes (the common case)
         self.static_inputs: tuple | None = None if callable(inputs) else tuple(inputs)
         self.aux = tuple(self.aux)
+        self.arguments = tuple(self.arguments)
         self._outputs = outputs if callable(outputs) else _const(tuple(outputs))
         nvis = self.num_visible_outputs
         #: the number of visible outputs when it does not depend on the attributes (else None)

@@ -349,7 +349,10 @@ class Executor:
                              "head_gradient is required when calling backward. If you are attempting "
                              "to minimize the output as an objective, please modify your network and "
                              "pass it through the make_loss symbol.")
-        return _as_backend(given[k], self._ctx, self._outputs[k], f"out_grads[{k}]")
+        data = _as_backend(given[k], self._ctx, self._outputs[k], f"out_grads[{k}]")
+        want = self._outputs[k]._data.dtype
+        # MXNet copies each head gradient into a buffer of its output's dtype (CopyFromTo casts)
+        return data if data.dtype == want else data.astype(want)
 
     def _write_grads(self, values: list) -> None:
         for i, val in zip(self._wrt, values):

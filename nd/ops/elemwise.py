@@ -265,7 +265,7 @@ BINARY = {
             lambda F, g, lhs, rhs, y: (F.elemwise_div(g, rhs),
                                        F.negative(F.elemwise_div(F.elemwise_mul(g, y), rhs)))),
     "mod": (_mod, "fmod(x0, x1)",
-            lambda F, g, lhs, rhs, y: (g, F.negative(F.elemwise_mul(g, F.floor(F.elemwise_div(lhs, rhs)))))),
+            lambda F, g, lhs, rhs, y: tuple(F._backward_mod(g, lhs, rhs))),   # dtype-dependent: mod_grad.py
     "power": (_power, "pow(x0, x1)",
               lambda F, g, lhs, rhs, y: (
                   F.elemwise_mul(g, F.elemwise_mul(rhs, F.elemwise_div(y, lhs))),
@@ -405,8 +405,8 @@ SCALAR_RULES = {
     "_mul_scalar": lambda F, a, g, x, y: F._mul_scalar(g, scalar=a.scalar),
     "_div_scalar": lambda F, a, g, x, y: F._div_scalar(g, scalar=a.scalar),
     "_rdiv_scalar": lambda F, a, g, x, y: F.negative(F.elemwise_mul(g, F.elemwise_div(y, x))),
-    "_mod_scalar": lambda F, a, g, x, y: g,
-    "_rmod_scalar": lambda F, a, g, x, y: F.negative(F.elemwise_mul(g, F.floor(F._rdiv_scalar(x, scalar=a.scalar)))),
+    "_mod_scalar": lambda F, a, g, x, y: F._backward_mod_scalar(g, x, scalar=a.scalar),
+    "_rmod_scalar": lambda F, a, g, x, y: F._backward_rmod_scalar(g, x, scalar=a.scalar),
     "_power_scalar": lambda F, a, g, x, y: F.elemwise_mul(
         g, F._mul_scalar(F._power_scalar(x, scalar=a.scalar - 1), scalar=a.scalar)),
     "_rpower_scalar": lambda F, a, g, x, y: F.elemwise_mul(g, F._mul_scalar(y, scalar=math.log(a.scalar))),

@@ -81,7 +81,12 @@ def _arange(xp, a):
     """Evenly spaced values in [start, stop) with each value repeated `repeat` times."""
     start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
     n = _arange_len(a) // a.repeat
-    out = (start + a.step * xp.arange(n, dtype=np.float64)).astype(a.dtype or "float32")
+    dt = np.dtype(a.dtype or "float32")
+    if dt.kind in "iu":   # MXNet casts start and step to the dtype first: (1.3, 456.6, 1.3) -> 1, 2, 3, ...
+        first, step = np.array(start).astype(dt), np.array(a.step).astype(dt)
+        out = (first + xp.arange(n).astype(dt) * step).astype(dt)
+    else:
+        out = (start + a.step * xp.arange(n, dtype=np.float64)).astype(dt)
     return (xp.repeat(out, a.repeat) if a.repeat != 1 else out,)
 
 

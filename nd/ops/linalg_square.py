@@ -74,25 +74,35 @@ def _linalg_op(name: str, extra_aliases: tuple = (), **kwargs):
 # -- potrf ------------------------------------------------------------------
 
 
-@_linalg_op("_linalg_potrf", infer_shape=_same_square_shape("_linalg_potrf"))
+_CHOLESKY_LOWER = {"lower": Attr("bool", True, "True if the triangular matrix is lower triangular, "
+                                  "false if upper.")}
+
+
+@_linalg_op("_linalg_potrf", infer_shape=_same_square_shape("_linalg_potrf"), attrs=dict(_CHOLESKY_LOWER))
 def _linalg_potrf(xp, a, A):
-    """Cholesky factor L (lower triangular, A = L L^T) of symmetric positive-definite
-    matrices; only the lower triangle of A is read."""
-    return (_linalg_call("_linalg_potrf", xp.linalg.cholesky, A).astype(A.dtype, copy=False),)
+    """Cholesky factor of symmetric positive-definite matrices: L lower triangular with
+    A = L L^T (lower=True, only A's lower triangle is read), or U upper with A = U^T U
+    (lower=False, only the upper triangle is read)."""
+    if a.lower:
+        return (_linalg_call("_linalg_potrf", xp.linalg.cholesky, A).astype(A.dtype, copy=False),)
+    low = _linalg_call("_linalg_potrf", xp.linalg.cholesky, xp.swapaxes(A, -1, -2))
+    return (xp.ascontiguousarray(xp.swapaxes(low, -1, -2)).astype(A.dtype, copy=False),)
 
 
 @_linalg_potrf.def_gradient
 def _(F, a, inputs, outputs, ograds):
-    return [F._backward_linalg_potrf(ograds[0], outputs[0])]
+    return [F._backward_linalg_potrf(ograds[0], outputs[0], lower=a.lower)]
 
 
-@register("_backward_linalg_potrf", inputs=("ograd", "L"),
+@register("_backward_linalg_potrf", inputs=("ograd", "L"), attrs=dict(_CHOLESKY_LOWER),
           infer_shape=lambda a, g, L: [[L, L], [L]] if L is not None else None,
           infer_type=_float_type("_backward_linalg_potrf", _LINALG_FLOATS))
 def _backward_linalg_potrf(xp, a, ograd, L):
     """dA of A = L L^T (symmetric, as MXNet):
     S = L^-T Phi(L^T tril(dL)) L^-1 with Phi = lower triangle, halved diagonal;
-    dA = (S + S^T) / 2."""
+    dA = (S + S^T) / 2. The upper factor U = L^T uses the same formula transposed."""
+    if not a.lower:
+        L, ograd = xp.swapaxes(L, -1, -2), xp.swapaxes(ograd, -1, -2)
     li = _linalg_call("_linalg_potrf", xp.linalg.inv, L)
     p = xp.matmul(xp.swapaxes(L, -1, -2), xp.tril(ograd))
     phi = xp.tril(p) - 0.5 * xp.tril(xp.triu(p))

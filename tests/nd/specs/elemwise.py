@@ -155,3 +155,26 @@ SPECS = ([_unary(n) for n in ew.UNARY]
                    ref=lambda g, y, **kw: (g * (y > 0)).astype(g.dtype))]
          + [s for k in ew.BINARY for s in _binary_specs(k)]
          + [_scalar_spec(n) for n in ew.SCALAR_OPS])
+
+
+# -- the dtype-dependent hidden backward kernels of mod (nd/ops/mod_grad.py) --------------
+
+def _mod_backward_case(draw):
+    shape = draw(shapes(max_dims=3))
+    return [draw(arr(shape)), draw(arr(shape, 1.0, 4.0)), draw(arr(shape, 0.5, 3.0))], {}
+
+
+def _mod_scalar_backward_case(draw):
+    shape = draw(shapes(max_dims=3))
+    return [draw(arr(shape)), draw(arr(shape, 0.5, 3.0))], {"scalar": draw(st.sampled_from([2.5, -1.5]))}
+
+
+SPECS += [
+    OpSpec("_backward_mod", case=_mod_backward_case, ref=lambda g, x, y: (g, -g * np.floor(x / y)),
+           nondiff="hidden backward op without a gradient of its own (as MXNet)"),
+    OpSpec("_backward_mod_scalar", case=_mod_scalar_backward_case, ref=lambda g, x, scalar: g,
+           nondiff="hidden backward op without a gradient of its own (as MXNet)"),
+    OpSpec("_backward_rmod_scalar", case=_mod_scalar_backward_case,
+           ref=lambda g, x, scalar: -g * np.floor(scalar / x),
+           nondiff="hidden backward op without a gradient of its own (as MXNet)"),
+]

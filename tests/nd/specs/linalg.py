@@ -104,15 +104,22 @@ def _square_case(low=-1.0, high=1.0, shift=3.0):
 def _spd_case(draw):
     (m,), _ = _square_case(shift=0.0)(draw)
     n = m.shape[-1]
-    return [m @ np.swapaxes(m, -1, -2) + n * np.eye(n)], {}
+    return [m @ np.swapaxes(m, -1, -2) + n * np.eye(n)], {"lower": draw(st.booleans())}
+
+
+def _potrf_ref(a, lower=True):
+    low = np.linalg.cholesky(a)
+    return low if lower else np.swapaxes(low, -1, -2)
 
 
 def _potrf_backward_case(draw):
-    (a,), _ = _spd_case(draw)
-    return [draw(arr(a.shape)), np.linalg.cholesky(a)], {}
+    (a,), attrs = _spd_case(draw)
+    return [draw(arr(a.shape)), _potrf_ref(a, **attrs)], attrs
 
 
-def _potrf_backward_ref(g, L):
+def _potrf_backward_ref(g, L, lower=True):
+    if not lower:
+        L, g = np.swapaxes(L, -1, -2), np.swapaxes(g, -1, -2)
     li = np.linalg.inv(L)
     p = np.swapaxes(L, -1, -2) @ np.tril(g)
     phi = np.tril(p) - 0.5 * (np.eye(L.shape[-1]) * p)
@@ -189,7 +196,7 @@ SPECS = [
            ref=lambda lhs, rhs, transpose_a, transpose_b: _t(lhs, transpose_a) @ _t(rhs, transpose_b)),
     OpSpec("_linalg_gemm", case=_gemm_case(True), ref=_gemm_ref),
     OpSpec("_linalg_gemm2", case=_gemm_case(False), ref=_gemm_ref),
-    OpSpec("_linalg_potrf", case=_spd_case, ref=np.linalg.cholesky,
+    OpSpec("_linalg_potrf", case=_spd_case, ref=_potrf_ref,
            nondiff="MXNet's gradient is the symmetric one: checked along symmetric directions "
                    "in tests/nd/test_linalg.py"),
     OpSpec("_backward_linalg_potrf", case=_potrf_backward_case, ref=_potrf_backward_ref, nondiff=_HIDDEN),
