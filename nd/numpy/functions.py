@@ -124,6 +124,7 @@ def copy(a) -> ndarray:
 # -- elementwise --------------------------------------------------------------------------------
 
 # numpy's ufunc keywords MXNet accepts, only at these values (others raise NotImplementedError)
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
 
 
@@ -133,6 +134,8 @@ def _check_ufunc_kwargs(name: str, kwargs: dict) -> None:
             raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
         if key == "dtype" and value is not None:
             onp.dtype(value)   # an invalid dtype is a TypeError, as numpy's
+        if key == "casting" and value not in _CASTINGS:
+            raise TypeError(f"casting={value} not understood for operator {name}")
         if value is not _UFUNC_DEFAULTS[key] and value != _UFUNC_DEFAULTS[key]:
             raise NotImplementedError(f"{name}: {key}={value!r} is not supported (MXNet's np ufuncs support "
                                       f"only {key}={_UFUNC_DEFAULTS[key]!r}); convert the result instead")
@@ -413,34 +416,24 @@ def matmul(a, b, out=None) -> ndarray:
 
 
 def tensordot(a, b, axes=2) -> ndarray:
-    """Contract `axes` of a with those of b (transposes and reshapes around one `_np_dot`)."""
-    if isinstance(axes, int):
-        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
-    else:
-        a_axes, b_axes = [list(x) if isinstance(x, (list, tuple)) else [x] for x in axes]
-    a_axes = [ax % a.ndim for ax in a_axes]
-    b_axes = [ax % b.ndim for ax in b_axes]
-    a_free = [i for i in range(a.ndim) if i not in a_axes]
-    b_free = [i for i in range(b.ndim) if i not in b_axes]
-    k = 1
-    for ax in a_axes:
-        k *= a.shape[ax]
-    at = transpose(a, tuple(a_free + a_axes)).reshape(-1, k)
-    bt = transpose(b, tuple(b_axes + b_free)).reshape(k, -1)
-    shape = tuple(a.shape[i] for i in a_free) + tuple(b.shape[i] for i in b_free)
-    return dot(at, bt).reshape(shape)
+    """Sum of products over `axes` (an int N: the last N of a with the first N of b; or a pair
+    of axis sequences) - `_npi_tensordot_int_axes` / `_npi_tensordot`, as MXNet."""
+    if isinstance(axes, (int, onp.integer)):
+        return call("_npi_tensordot_int_axes", [a, b], {"axes": int(axes)})
+    a_axes, b_axes = [tuple(x) if isinstance(x, (list, tuple)) else (x,) for x in axes]
+    return call("_npi_tensordot", [a, b], {"a_axes_summed": a_axes, "b_axes_summed": b_axes})
 
 
 def outer(a, b) -> ndarray:
-    return multiply(a.reshape(-1, 1), b.reshape(1, -1))  # noqa: F821
+    return tensordot(a.flatten(), b.flatten(), 0)
 
 
 def inner(a, b) -> ndarray:
-    return tensordot(a, b, ([-1], [-1]))
+    return tensordot(a, b, [-1, -1])
 
 
 def vdot(a, b) -> ndarray:
-    return dot(ravel(a), ravel(b))
+    return tensordot(a.flatten(), b.flatten(), 1)
 
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001

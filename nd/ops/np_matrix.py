@@ -403,10 +403,10 @@ def _backward_matmul(xp, a, g, lhs, rhs):
     lm = lhs if lhs.ndim > 1 else lhs.reshape((1,) + lhs.shape)
     rm = rhs if rhs.ndim > 1 else rhs.reshape(rhs.shape + (1,))
     gm = g
+    if rhs.ndim == 1:   # the dropped axes come back last-first (both 1-D: g is 0-d)
+        gm = xp.expand_dims(gm, -1)
     if lhs.ndim == 1:
         gm = xp.expand_dims(gm, -2)
-    if rhs.ndim == 1:
-        gm = xp.expand_dims(gm, -1)
     ga = sum_to_shape(xp, xp.matmul(gm, xp.swapaxes(rm, -1, -2)), lm.shape)
     gb = sum_to_shape(xp, xp.matmul(xp.swapaxes(lm, -1, -2), gm), rm.shape)
     return (xp.ascontiguousarray(ga.reshape(lhs.shape)).astype(lhs.dtype, copy=False),
