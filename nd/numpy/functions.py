@@ -348,26 +348,63 @@ def stack(arrays, axis=0, out=None) -> ndarray:
     return call("_npi_stack", list(arrays), {"axis": axis, "num_args": len(arrays)}, out=out)
 
 
+def _stack_call(op: str, arrays, out=None) -> ndarray:
+    if not hasattr(arrays, "__getitem__") and hasattr(arrays, "__iter__"):
+        raise ValueError(f"expected iterable for arrays but got {type(arrays)}")
+    arrays = list(arrays)
+    return call(op, arrays, {"num_args": len(arrays)}, out=out)
+
+
 def vstack(arrays, out=None) -> ndarray:
-    return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0, out=out)
+    """Stack row-wise (1-D inputs become rows) - `_npi_vstack`."""
+    return _stack_call("_npi_vstack", arrays, out)
+
+
+row_stack = vstack
 
 
 def hstack(arrays) -> ndarray:
-    return concatenate(list(arrays), axis=0 if arrays[0].ndim == 1 else 1)
+    """Stack column-wise (along axis 1, or 0 for 1-D inputs) - `_npi_hstack`."""
+    return _stack_call("_npi_hstack", arrays)
+
+
+def dstack(arrays) -> ndarray:
+    """Stack depth-wise (along axis 2, inputs lifted to 3-D) - `_npi_dstack`."""
+    return _stack_call("_npi_dstack", arrays)
+
+
+def column_stack(tup) -> ndarray:
+    """Stack 1-D arrays as columns (2-D inputs as they are) - `_npi_column_stack`."""
+    return _stack_call("_npi_column_stack", tup)
+
+
+def _split_call(ary, indices: list, sections: int, axis: int) -> list:
+    res = call("_split_v2", [ary], {"indices": tuple(indices), "sections": sections, "axis": axis})
+    n = sections or len(indices)
+    return [res] if n == 1 else list(res)   # a traced multi-output value iterates over its outputs
+
+
+def _split_indices(fn: str, indices_or_sections) -> list:
+    if isinstance(indices_or_sections, (list, set, tuple)):
+        return [0] + list(indices_or_sections)
+    raise ValueError("indices_or_sections must be either int, or tuple / list / set of ints")
 
 
 def split(ary, indices_or_sections, axis=0) -> list:
-    """Split into equal sections or at indices (MXNet's `_split_v2`)."""
-    if isinstance(indices_or_sections, int):
-        attrs = {"sections": indices_or_sections, "indices": (), "axis": axis}
-    else:
-        attrs = {"indices": (0,) + tuple(indices_or_sections), "sections": 0, "axis": axis}
-    res = call("_split_v2", [ary], attrs)
-    return list(res) if isinstance(res, (list, tuple)) else [res]
+    """Split into equal sections (which must divide the axis) or at indices (MXNet's `_split_v2`)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        sections, size = int(indices_or_sections), ary.shape[axis]
+        if size % sections:
+            raise ValueError("array split does not result in an equal division")
+        return _split_call(ary, [i * (size // sections) for i in range(sections)], 0, axis)
+    return _split_call(ary, _split_indices("split", indices_or_sections), 0, axis)
 
 
 def array_split(ary, indices_or_sections, axis=0) -> list:
-    return split(ary, indices_or_sections, axis)
+    """Like split, but `sections` need not divide the axis (the first pieces are one longer)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        return _split_call(ary, [], int(indices_or_sections), axis)
+    return _split_call(ary, _split_indices("array_split", indices_or_sections), 0, axis)
 
 
 def tile(A, reps) -> ndarray:  # noqa: N803
@@ -499,9 +536,8 @@ def meshgrid(*xi, indexing="xy", sparse=False, copy=True) -> list:
 
 
 def append(arr, values, axis=None) -> ndarray:
-    if axis is None:
-        return concatenate([ravel(arr), ravel(values)], axis=0)
-    return concatenate([arr, values], axis=axis)
+    """arr with values appended (both flattened when axis is None) - `_npi_concatenate`."""
+    return call("_npi_concatenate", [arr, values], {"axis": axis, "num_args": 2})
 
 
 def vsplit(ary, indices_or_sections) -> list:
@@ -514,14 +550,6 @@ def hsplit(ary, indices_or_sections) -> list:
 
 def dsplit(ary, indices_or_sections) -> list:
     return split(ary, indices_or_sections, axis=2)
-
-
-def dstack(arrays) -> ndarray:
-    return concatenate([atleast_3d(a) for a in arrays], axis=2)
-
-
-def column_stack(tup) -> ndarray:
-    return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
 def roll(a, shift, axis=None) -> ndarray:
