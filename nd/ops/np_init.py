@@ -1,5 +1,6 @@
 """The numpy front end's creation and sampling operators (`_npi_zeros`, `_npi_full_like`,
-`_npi_arange`, `_npi_uniform`, `_npi_normal`, `_npi_random_randint`, ...).
+`_npi_arange`, `_npi_uniform`, `_npi_random_randint`, ...; `_npi_normal` and the other samplers
+are in np_random.py).
 
 Creation ops reuse init.py's kernels (the legacy `_zeros`, `_arange`, ... declarations)
 under MXNet's np names and attribute schemas; sampling ops draw with random.py's
@@ -101,8 +102,7 @@ def _sampler(dist: str, p1: str, p2: str):
     return inputs, forward, infer_shape
 
 
-for _name, _dist, _p1, _p2 in (("_npi_uniform", "uniform", "low", "high"),
-                               ("_npi_normal", "normal", "loc", "scale")):
+for _name, _dist, _p1, _p2 in (("_npi_uniform", "uniform", "low", "high"),):   # _npi_normal: np_random.py
     _inputs, _fwd, _shape = _sampler(_dist, _p1, _p2)
     add_op(OpDef(_name, inputs=_inputs, attrs={
         _p1: Attr("float", None, "The first parameter (None: from input1)."),
