@@ -204,7 +204,7 @@ def where(condition, x=None, y=None) -> Any:
     """Elements of x where condition, else of y (scalars allowed); one argument: nonzero."""
     if x is None and y is None:
         return nonzero(condition)
-    like = next(v for v in (condition, x, y) if isinstance(v, NDArray))
+    like = next(v for v in (condition, x, y) if not _is_scalar(v))
     x = full_like(like, x, dtype=onp.float32) if _is_scalar(x) else x
     y = full_like(like, y, dtype=onp.float32) if _is_scalar(y) else y
     return call("_npi_where", [condition, x, y], {})
@@ -334,10 +334,10 @@ def ravel(x, order="C") -> ndarray:
 
 
 def broadcast_to(array, shape) -> ndarray:  # noqa: A002 - numpy's name
-    shape = _shape(shape)
-    if array.ndim < len(shape):
-        array = array.reshape((1,) * (len(shape) - array.ndim) + tuple(array.shape))
-    return call("broadcast_to", [array], {"shape": shape})
+    """numpy's broadcast_to (`_npi_broadcast_to`; a scalar gives np.full)."""
+    if _is_scalar(array):
+        return full(shape, array)
+    return call("_npi_broadcast_to", [array], {"shape": _shape(shape)})
 
 
 def concatenate(seq, axis=0, out=None) -> ndarray:
@@ -603,11 +603,21 @@ round = round_ = around  # noqa: A001 - numpy's names
 
 
 def diag(v, k=0) -> ndarray:
-    return call("diag", [v], {"k": k})
+    """The diagonal k of a 2-D array, or a matrix with a 1-D array on it (`_np_diag`)."""
+    return call("_np_diag", [v], {"k": k})
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
-    return call("diag", [a], {"k": offset, "axis1": axis1, "axis2": axis2})
+    return call("_np_diagonal", [a], {"offset": offset, "axis1": axis1, "axis2": axis2})
+
+
+def diagflat(v, k=0) -> ndarray:
+    return call("_np_diagflat", [v], {"k": k})
+
+
+def diag_indices_from(arr) -> tuple:
+    """The indices of the main diagonal of an n-D array with equal dimensions."""
+    return tuple(call("_npi_diag_indices_from", [arr], {}))
 
 
 def trace(a, offset=0, axis1=0, axis2=1, out=None) -> ndarray:

@@ -44,9 +44,19 @@ for _name in ("zeros", "ones"):
 _clone("_npi_full", "_full", {"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr(),
                               "value": Attr("float", 0.0, "The fill value.")}, "numpy's full.")
 _clone("_npi_arange", "_arange", {k: v for k, v in get_op("_arange").schema.attrs.items()}, "numpy's arange.")
-_clone("_npi_eye", "_eye", {"N": Attr("int", 0, "Number of rows."), "M": Attr("int", None, "Number of columns."),
-                            "k": Attr("int", 0, "Index of the diagonal."), "ctx": _ctx_attr(),
-                            "dtype": _dtype_attr()}, "numpy's eye.")
+def _eye_shape(a) -> tuple:
+    m = a.N if a.M is None else a.M   # numpy: M=None means N, M=0 no columns
+    if a.N < 0 or m < 0:
+        raise AttrError(f"operator _npi_eye: negative dimensions are not allowed (N={a.N}, M={a.M})")
+    return (a.N, m)
+
+
+add_op(OpDef("_npi_eye", inputs=(), attrs={
+    "N": Attr("int", 0, "Number of rows."), "M": Attr("int", None, "Number of columns (None: N)."),
+    "k": Attr("int", 0, "Index of the diagonal."), "ctx": _ctx_attr(), "dtype": _dtype_attr()},
+    forward=lambda xp, a: (xp.eye(*_eye_shape(a), a.k, dtype=a.dtype or "float32"),),
+    infer_shape=lambda a: ([], [_eye_shape(a)]), infer_type=lambda a, *t: ([], [np.dtype(a.dtype or "float32")]),
+    gradient=ZERO_GRAD, hint="eye", doc="numpy's eye (M=None: square; M=0: no columns)."))
 
 
 def _identity(xp, a):
