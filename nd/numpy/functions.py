@@ -460,8 +460,13 @@ def tensordot(a, b, axes=2) -> ndarray:
     return call("_npi_tensordot", [a, b], {"a_axes_summed": a_axes, "b_axes_summed": b_axes})
 
 
+def _flat(a) -> ndarray:
+    """numpy's flatten as an operator (a free Symbol's own .flatten() is the legacy 2-D Flatten)."""
+    return call("_np_reshape", [a], {"newshape": (-1,)})
+
+
 def outer(a, b) -> ndarray:
-    return tensordot(a.flatten(), b.flatten(), 0)
+    return tensordot(_flat(a), _flat(b), 0)
 
 
 def inner(a, b) -> ndarray:
@@ -469,7 +474,7 @@ def inner(a, b) -> ndarray:
 
 
 def vdot(a, b) -> ndarray:
-    return tensordot(a.flatten(), b.flatten(), 1)
+    return tensordot(_flat(a), _flat(b), 1)
 
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001

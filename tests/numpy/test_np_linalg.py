@@ -207,6 +207,11 @@ def test_inner_vdot_outer_on_free_symbols():
     assert ex.forward()[0].shape == (2, 4)
     assert float(np.vdot(np.ones((2, 3)), np.ones((3, 2)))) == 6.0
     assert np.outer(np.ones(2), np.ones(3)).shape == (2, 3)
+    a, b = mx.sym.var("a").as_np_ndarray(), mx.sym.var("b").as_np_ndarray()
+    for sym, want in ((mx.sym.np.vdot(a, b), ()), (mx.sym.np.outer(a, b), (5, 9))):
+        ex = sym.as_nd_ndarray().bind(mx.cpu(), {"a": mx.nd.ones((5, 1)), "b": mx.nd.ones((3, 3))} if want
+                                      else {"a": mx.nd.ones((5, 1)), "b": mx.nd.ones((5,))})
+        assert ex.forward()[0].shape == want
 
 
 def test_matmul_of_two_vectors_differentiates_hybridized():
