@@ -11,6 +11,8 @@ import numpy as _onp
 from . import linalg, random  # noqa: F401
 from .functions import *  # noqa: F401,F403
 from .functions import __all__ as _functions_all
+from .functions_ext import *  # noqa: F401,F403
+from .functions_ext import __all__ as _ext_all
 from .multiarray import array, ndarray  # noqa: F401
 
 float16, float32, float64 = _onp.float16, _onp.float32, _onp.float64
@@ -20,4 +22,4 @@ dtype = _onp.dtype
 pi, e, inf, nan, newaxis, PZERO, NZERO = _onp.pi, _onp.e, _onp.inf, _onp.nan, None, 0.0, -0.0
 finfo, iinfo = _onp.finfo, _onp.iinfo
 
-__all__ = ["ndarray", "array", "linalg", "random", *_functions_all]  # noqa: PLE0604 - a list of str
+__all__ = ["ndarray", "array", "linalg", "random", *_functions_all, *_ext_all]  # noqa: PLE0604 - a list of str

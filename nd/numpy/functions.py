@@ -12,7 +12,6 @@ from typing import Any
 import numpy as onp
 
 from ..backend import Context, as_dtype, current_context
-from ..ndarray import NDArray
 from .multiarray import (_BINARY, _is_scalar, array, array_from, binary, call, ndarray, reduce_call,
                          reshape_call, transpose_call)
 
@@ -58,7 +57,7 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=No
     """An array filled with `fill_value` (float32 unless `dtype`, as MXNet; an array fill
     value is broadcast)."""
     _c_order("full", order)
-    if isinstance(fill_value, NDArray):
+    if not _is_scalar(fill_value):   # an array (or a traced one): broadcast
         return broadcast_to(fill_value.astype(dtype or fill_value.dtype), _shape(shape))
     return call("_npi_full", [], {"shape": _shape(shape), "ctx": _ctx(ctx, device), "dtype": _dt(dtype),
                                   "value": float(fill_value)}, out=out)
@@ -124,6 +123,7 @@ def copy(a) -> ndarray:
 # -- elementwise --------------------------------------------------------------------------------
 
 # numpy's ufunc keywords MXNet accepts, only at these values (others raise NotImplementedError)
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
 
 
@@ -133,6 +133,8 @@ def _check_ufunc_kwargs(name: str, kwargs: dict) -> None:
             raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
         if key == "dtype" and value is not None:
             onp.dtype(value)   # an invalid dtype is a TypeError, as numpy's
+        if key == "casting" and value not in _CASTINGS:
+            raise TypeError(f"casting={value} not understood for operator {name}")
         if value is not _UFUNC_DEFAULTS[key] and value != _UFUNC_DEFAULTS[key]:
             raise NotImplementedError(f"{name}: {key}={value!r} is not supported (MXNet's np ufuncs support "
                                       f"only {key}={_UFUNC_DEFAULTS[key]!r}); convert the result instead")
@@ -201,7 +203,7 @@ def where(condition, x=None, y=None) -> Any:
     """Elements of x where condition, else of y (scalars allowed); one argument: nonzero."""
     if x is None and y is None:
         return nonzero(condition)
-    like = next(v for v in (condition, x, y) if isinstance(v, NDArray))
+    like = next(v for v in (condition, x, y) if not _is_scalar(v))
     x = full_like(like, x, dtype=onp.float32) if _is_scalar(x) else x
     y = full_like(like, y, dtype=onp.float32) if _is_scalar(y) else y
     return call("_npi_where", [condition, x, y], {})
@@ -331,10 +333,10 @@ def ravel(x, order="C") -> ndarray:
 
 
 def broadcast_to(array, shape) -> ndarray:  # noqa: A002 - numpy's name
-    shape = _shape(shape)
-    if array.ndim < len(shape):
-        array = array.reshape((1,) * (len(shape) - array.ndim) + tuple(array.shape))
-    return call("broadcast_to", [array], {"shape": shape})
+    """numpy's broadcast_to (`_npi_broadcast_to`; a scalar gives np.full)."""
+    if _is_scalar(array):
+        return full(shape, array)
+    return call("_npi_broadcast_to", [array], {"shape": _shape(shape)})
 
 
 def concatenate(seq, axis=0, out=None) -> ndarray:
@@ -345,26 +347,63 @@ def stack(arrays, axis=0, out=None) -> ndarray:
     return call("_npi_stack", list(arrays), {"axis": axis, "num_args": len(arrays)}, out=out)
 
 
+def _stack_call(op: str, arrays, out=None) -> ndarray:
+    if not hasattr(arrays, "__getitem__") and hasattr(arrays, "__iter__"):
+        raise ValueError(f"expected iterable for arrays but got {type(arrays)}")
+    arrays = list(arrays)
+    return call(op, arrays, {"num_args": len(arrays)}, out=out)
+
+
 def vstack(arrays, out=None) -> ndarray:
-    return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0, out=out)
+    """Stack row-wise (1-D inputs become rows) - `_npi_vstack`."""
+    return _stack_call("_npi_vstack", arrays, out)
+
+
+row_stack = vstack
 
 
 def hstack(arrays) -> ndarray:
-    return concatenate(list(arrays), axis=0 if arrays[0].ndim == 1 else 1)
+    """Stack column-wise (along axis 1, or 0 for 1-D inputs) - `_npi_hstack`."""
+    return _stack_call("_npi_hstack", arrays)
+
+
+def dstack(arrays) -> ndarray:
+    """Stack depth-wise (along axis 2, inputs lifted to 3-D) - `_npi_dstack`."""
+    return _stack_call("_npi_dstack", arrays)
+
+
+def column_stack(tup) -> ndarray:
+    """Stack 1-D arrays as columns (2-D inputs as they are) - `_npi_column_stack`."""
+    return _stack_call("_npi_column_stack", tup)
+
+
+def _split_call(ary, indices: list, sections: int, axis: int) -> list:
+    res = call("_split_v2", [ary], {"indices": tuple(indices), "sections": sections, "axis": axis})
+    n = sections or len(indices)
+    return [res] if n == 1 else list(res)   # a traced multi-output value iterates over its outputs
+
+
+def _split_indices(fn: str, indices_or_sections) -> list:
+    if isinstance(indices_or_sections, (list, set, tuple)):
+        return [0] + list(indices_or_sections)
+    raise ValueError("indices_or_sections must be either int, or tuple / list / set of ints")
 
 
 def split(ary, indices_or_sections, axis=0) -> list:
-    """Split into equal sections or at indices (MXNet's `_split_v2`)."""
-    if isinstance(indices_or_sections, int):
-        attrs = {"sections": indices_or_sections, "indices": (), "axis": axis}
-    else:
-        attrs = {"indices": (0,) + tuple(indices_or_sections), "sections": 0, "axis": axis}
-    res = call("_split_v2", [ary], attrs)
-    return list(res) if isinstance(res, (list, tuple)) else [res]
+    """Split into equal sections (which must divide the axis) or at indices (MXNet's `_split_v2`)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        sections, size = int(indices_or_sections), ary.shape[axis]
+        if size % sections:
+            raise ValueError("array split does not result in an equal division")
+        return _split_call(ary, [i * (size // sections) for i in range(sections)], 0, axis)
+    return _split_call(ary, _split_indices("split", indices_or_sections), 0, axis)
 
 
 def array_split(ary, indices_or_sections, axis=0) -> list:
-    return split(ary, indices_or_sections, axis)
+    """Like split, but `sections` need not divide the axis (the first pieces are one longer)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        return _split_call(ary, [], int(indices_or_sections), axis)
+    return _split_call(ary, _split_indices("array_split", indices_or_sections), 0, axis)
 
 
 def tile(A, reps) -> ndarray:  # noqa: N803
@@ -397,7 +436,7 @@ def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
 def take(a, indices, axis=None, mode="raise", out=None) -> ndarray:
     if axis is None:
         a, axis = a.reshape(-1), 0
-    if not isinstance(indices, NDArray):
+    if _is_scalar(indices) or isinstance(indices, (list, tuple, onp.ndarray)):
         indices = array(indices, dtype=onp.int64, ctx=a.ctx)
     return call("take", [a, indices], {"axis": axis, "mode": "clip" if mode == "raise" else mode}, out=out)
 
@@ -413,34 +452,29 @@ def matmul(a, b, out=None) -> ndarray:
 
 
 def tensordot(a, b, axes=2) -> ndarray:
-    """Contract `axes` of a with those of b (transposes and reshapes around one `_np_dot`)."""
-    if isinstance(axes, int):
-        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
-    else:
-        a_axes, b_axes = [list(x) if isinstance(x, (list, tuple)) else [x] for x in axes]
-    a_axes = [ax % a.ndim for ax in a_axes]
-    b_axes = [ax % b.ndim for ax in b_axes]
-    a_free = [i for i in range(a.ndim) if i not in a_axes]
-    b_free = [i for i in range(b.ndim) if i not in b_axes]
-    k = 1
-    for ax in a_axes:
-        k *= a.shape[ax]
-    at = transpose(a, tuple(a_free + a_axes)).reshape(-1, k)
-    bt = transpose(b, tuple(b_axes + b_free)).reshape(k, -1)
-    shape = tuple(a.shape[i] for i in a_free) + tuple(b.shape[i] for i in b_free)
-    return dot(at, bt).reshape(shape)
+    """Sum of products over `axes` (an int N: the last N of a with the first N of b; or a pair
+    of axis sequences) - `_npi_tensordot_int_axes` / `_npi_tensordot`, as MXNet."""
+    if isinstance(axes, (int, onp.integer)):
+        return call("_npi_tensordot_int_axes", [a, b], {"axes": int(axes)})
+    a_axes, b_axes = [tuple(x) if isinstance(x, (list, tuple)) else (x,) for x in axes]
+    return call("_npi_tensordot", [a, b], {"a_axes_summed": a_axes, "b_axes_summed": b_axes})
+
+
+def _flat(a) -> ndarray:
+    """numpy's flatten as an operator (a free Symbol's own .flatten() is the legacy 2-D Flatten)."""
+    return call("_np_reshape", [a], {"newshape": (-1,)})
 
 
 def outer(a, b) -> ndarray:
-    return multiply(a.reshape(-1, 1), b.reshape(1, -1))  # noqa: F821
+    return tensordot(_flat(a), _flat(b), 0)
 
 
 def inner(a, b) -> ndarray:
-    return tensordot(a, b, ([-1], [-1]))
+    return tensordot(a, b, [-1, -1])
 
 
 def vdot(a, b) -> ndarray:
-    return dot(ravel(a), ravel(b))
+    return tensordot(_flat(a), _flat(b), 1)
 
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
@@ -506,9 +540,8 @@ def meshgrid(*xi, indexing="xy", sparse=False, copy=True) -> list:
 
 
 def append(arr, values, axis=None) -> ndarray:
-    if axis is None:
-        return concatenate([ravel(arr), ravel(values)], axis=0)
-    return concatenate([arr, values], axis=axis)
+    """arr with values appended (both flattened when axis is None) - `_npi_concatenate`."""
+    return call("_npi_concatenate", [arr, values], {"axis": axis, "num_args": 2})
 
 
 def vsplit(ary, indices_or_sections) -> list:
@@ -521,14 +554,6 @@ def hsplit(ary, indices_or_sections) -> list:
 
 def dsplit(ary, indices_or_sections) -> list:
     return split(ary, indices_or_sections, axis=2)
-
-
-def dstack(arrays) -> ndarray:
-    return concatenate([atleast_3d(a) for a in arrays], axis=2)
-
-
-def column_stack(tup) -> ndarray:
-    return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
 def roll(a, shift, axis=None) -> ndarray:
@@ -579,18 +604,6 @@ def around(x, decimals=0, out=None) -> ndarray:
 
 
 round = round_ = around  # noqa: A001 - numpy's names
-
-
-def diag(v, k=0) -> ndarray:
-    return call("diag", [v], {"k": k})
-
-
-def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
-    return call("diag", [a], {"k": offset, "axis1": axis1, "axis2": axis2})
-
-
-def trace(a, offset=0, axis1=0, axis2=1, out=None) -> ndarray:
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1, out=out)
 
 
 def may_share_memory(a, b, max_work=None) -> bool:

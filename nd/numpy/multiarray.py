@@ -146,7 +146,7 @@ def _binary_method(key: str, reverse: bool = False, inplace: bool = False):
                 out._ag = out._ver = None
                 return out
         if reverse:
-            res = binary(other, self, top, rsop, sop)
+            res = binary(other, self, top, sop, rsop)   # lhs is the scalar: binary picks rsop
         else:
             res = binary(self, other, top, sop, rsop)
         if inplace:
