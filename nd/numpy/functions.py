@@ -7,6 +7,7 @@ the autograd tape and trace into exportable graphs; a few composite functions (`
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as onp
@@ -269,6 +270,7 @@ def min(a, axis=None, out=None, keepdims=False):  # noqa: A001
 
 
 amax, amin = max, min
+product = prod   # MXNet registers _np_product as an alias of _np_prod
 
 
 def argmax(a, axis=None, out=None):
@@ -332,6 +334,9 @@ def ravel(x, order="C") -> ndarray:
 
 def broadcast_to(array, shape) -> ndarray:  # noqa: A002 - numpy's name
     shape = _shape(shape)
+    if 0 in shape and not array._is_symbolic:   # the kernel reads 0 as "keep" (legacy); numpy: size 0
+        onp.broadcast_shapes(tuple(array.shape), shape)   # numpy's error if they do not broadcast
+        return zeros(shape, dtype=array.dtype, ctx=array.ctx)
     if array.ndim < len(shape):
         array = array.reshape((1,) * (len(shape) - array.ndim) + tuple(array.shape))
     return call("broadcast_to", [array], {"shape": shape})
@@ -353,18 +358,35 @@ def hstack(arrays) -> ndarray:
     return concatenate(list(arrays), axis=0 if arrays[0].ndim == 1 else 1)
 
 
-def split(ary, indices_or_sections, axis=0) -> list:
-    """Split into equal sections or at indices (MXNet's `_split_v2`)."""
-    if isinstance(indices_or_sections, int):
-        attrs = {"sections": indices_or_sections, "indices": (), "axis": axis}
-    else:
-        attrs = {"indices": (0,) + tuple(indices_or_sections), "sections": 0, "axis": axis}
-    res = call("_split_v2", [ary], attrs)
+def _split_call(ary, indices: list, sections: int, axis: int) -> list:
+    res = call("_split_v2", [ary], {"indices": tuple(indices), "sections": sections, "axis": axis,
+                                    "squeeze_axis": False})
     return list(res) if isinstance(res, (list, tuple)) else [res]
 
 
+def _split_args(indices_or_sections) -> tuple[list, int]:
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        return [], int(indices_or_sections)
+    if isinstance(indices_or_sections, (list, set, tuple)):
+        return [0, *indices_or_sections], 0
+    raise ValueError("indices_or_sections must be either int, or tuple / list / set of ints")
+
+
+def split(ary, indices_or_sections, axis=0) -> list:
+    """Split into equal sections (an error if they are not) or at indices (MXNet's `_split_v2`)."""
+    indices, sections = _split_args(indices_or_sections)
+    if sections and not ary._is_symbolic:
+        size = ary.shape[axis]
+        if size % sections:
+            raise ValueError("array split does not result in an equal division")
+        indices, sections = [i * (size // sections) for i in range(sections)], 0
+    return _split_call(ary, indices, sections, axis)
+
+
 def array_split(ary, indices_or_sections, axis=0) -> list:
-    return split(ary, indices_or_sections, axis)
+    """Split into sections that may differ by one (the first ones longer), or at indices."""
+    indices, sections = _split_args(indices_or_sections)
+    return _split_call(ary, indices, sections, axis)
 
 
 def tile(A, reps) -> ndarray:  # noqa: N803
@@ -422,11 +444,10 @@ def tensordot(a, b, axes=2) -> ndarray:
     b_axes = [ax % b.ndim for ax in b_axes]
     a_free = [i for i in range(a.ndim) if i not in a_axes]
     b_free = [i for i in range(b.ndim) if i not in b_axes]
-    k = 1
-    for ax in a_axes:
-        k *= a.shape[ax]
-    at = transpose(a, tuple(a_free + a_axes)).reshape(-1, k)
-    bt = transpose(b, tuple(b_axes + b_free)).reshape(k, -1)
+    k = math.prod(a.shape[ax] for ax in a_axes)
+    m, n = math.prod(a.shape[i] for i in a_free), math.prod(b.shape[i] for i in b_free)
+    at = transpose(a, tuple(a_free + a_axes)).reshape(m, k)   # explicit sizes: -1 is ambiguous if 0
+    bt = transpose(b, tuple(b_axes + b_free)).reshape(k, n)
     shape = tuple(a.shape[i] for i in a_free) + tuple(b.shape[i] for i in b_free)
     return dot(at, bt).reshape(shape)
 
@@ -445,12 +466,15 @@ def vdot(a, b) -> ndarray:
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
     """Whether any element is non-zero (bool), from registry ops."""
-    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+    return _into("any", greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def all(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
     """Whether every element is non-zero (bool), from registry ops."""
-    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+    return _into("all", equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+
+
+sometrue = any   # MXNet: _np_sometrue is an alias of _np_any
 
 
 def average(a, axis=None, weights=None, returned=False, out=None):
@@ -512,14 +536,20 @@ def append(arr, values, axis=None) -> ndarray:
 
 
 def vsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(ary, indices_or_sections, axis=0)
 
 
 def hsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 1:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
 
 
 def dsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, axis=2)
 
 

@@ -22,6 +22,7 @@ from ..errors import MXNetError
 from ..ndarray import NDArray
 from ..registry import get_op
 from ..writes import note_write
+from . import protocol
 
 _SCALARS = (numbers.Number, onp.number, onp.bool_)
 _new = object.__new__
@@ -199,6 +200,10 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
             shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
             super().__init__(ctx.xp.empty(shape, dtype=as_dtype(dtype or "float32")), ctx)
 
+    # numpy's dispatch protocols: numpy.sum(x) runs mx.np.sum, numpy.median(x) falls back (protocol.py)
+    __array_function__ = protocol.array_function
+    __array_ufunc__ = protocol.array_ufunc
+
     # -- conversion -------------------------------------------------------------------
     @property
     def dtype(self) -> onp.dtype:
@@ -355,6 +360,14 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
     def argmin(self, axis=None, out=None):
         return call("_npi_argmin", [self], {"axis": axis, "keepdims": False}, out=out)
 
+    def all(self, axis=None, out=None, keepdims=False):  # noqa: A003
+        from .functions import all as all_  # noqa: PLC0415
+        return all_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):  # noqa: A003
+        from .functions import any as any_  # noqa: PLC0415
+        return any_(self, axis=axis, out=out, keepdims=keepdims)
+
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         from .functions import std  # noqa: PLC0415
         return std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
@@ -408,6 +421,19 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
 
     def __invert__(self):
         return call("_npi_logical_not", [self], {}) if self.dtype == onp.bool_ else NotImplemented
+
+    # round(x, n), math.floor / ceil / trunc: arrays again, as MXNet's (not Python numbers)
+    def __round__(self, n=0):
+        return call("_npi_around", [self], {"decimals": n})
+
+    def __floor__(self):
+        return call("_npi_floor", [self], {})
+
+    def __ceil__(self):
+        return call("_npi_ceil", [self], {})
+
+    def __trunc__(self):
+        return call("_npi_trunc", [self], {})
 
     def __matmul__(self, other):
         return call("_npi_matmul", [self, _operand(other)], {})

@@ -6,6 +6,8 @@ Shared helpers and conventions are those of nd/ops/matrix.py.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from ..attrs import Attr
@@ -193,11 +195,9 @@ def slice_channel(xp, a, x):
 def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:
     axis = _axis("_split_v2", a.axis, len(data))
     size = data[axis]
-    if a.sections > 0:
-        if size and size % a.sections:
-            raise ShapeError(f"_split_v2: sections={a.sections} does not divide axis {axis} of shape {tuple(data)}")
-        step = size // a.sections
-        return axis, [i * step for i in range(a.sections)] + [None]
+    if a.sections > 0:   # MXNet: the first size % sections pieces are one longer (numpy's array_split)
+        small, extra = divmod(size, a.sections)
+        return axis, [i * small + builtins.min(i, extra) for i in range(a.sections)] + [None]
     idx = list(a.indices)
     if not idx:
         raise AttrError("_split_v2: give either indices (non-empty) or sections > 0")
@@ -205,8 +205,8 @@ def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:
         raise ShapeError(f"_split_v2: indices={tuple(idx)} must start at 0 (the pieces must cover the "
                          f"whole axis; the split_v2 helper prepends the 0)")
     for b, e in zip(idx, idx[1:] + ([size] if size else [])):
-        if not b < e:
-            raise ShapeError(f"_split_v2: indices={tuple(idx)} must increase strictly and stay below the "
+        if not b <= e <= size:   # empty pieces are allowed, as in MXNet
+            raise ShapeError(f"_split_v2: indices={tuple(idx)} must not decrease and must stay within the "
                              f"axis size {size} (axis {axis} of {tuple(data)})")
     return axis, idx + [None]
 

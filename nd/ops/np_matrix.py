@@ -436,9 +436,9 @@ def _concat_axis(a, ndim: int) -> int:
 
 
 def _concatenate(xp, a, *xs):
-    if a.axis is None:
-        return (xp.concatenate([x.reshape(-1) for x in xs]),)
     dt = np.result_type(*[x.dtype for x in xs])
+    if a.axis is None:
+        return (xp.concatenate([x.reshape(-1).astype(dt, copy=False) for x in xs]),)
     return (xp.concatenate([x.astype(dt, copy=False) for x in xs], axis=a.axis),)
 
 
@@ -461,7 +461,7 @@ def _concatenate_grad(F, a, inputs, outputs, ograds):
 
 add_op(OpDef("_npi_concatenate", inputs=_arg_names, key_var_num_args="num_args",
              attrs={"num_args": Attr("int", doc="Number of inputs."),
-                    "axis": Attr("int", 0, "The axis along which to join (None: flattened).")},
+                    "axis": Attr("int", 0, "The axis along which to join (None: flattened).", optional=True)},
              forward=_concatenate, infer_shape=_concatenate_shape, gradient=_concatenate_grad,
              hint="concatenate", doc="numpy's concatenate."))
 
