@@ -145,7 +145,7 @@ def _binary_method(key: str, reverse: bool = False, inplace: bool = False):
                 out._data, out._ctx, out._ag = (fast(sc, a) if reverse else fast(a, sc)), self._ctx, None
                 return out
         if reverse:
-            res = binary(other, self, top, rsop, sop)
+            res = binary(other, self, top, sop, rsop)   # other (op) self: a scalar other takes rsop
         else:
             res = binary(self, other, top, sop, rsop)
         if inplace:
