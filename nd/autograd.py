@@ -292,7 +292,7 @@ class _Pass:
     even without a gradient, so loss nodes (which ignore their head gradient) still run.
     """
 
-    __slots__ = ("heap", "pending", "leaves", "F", "cut", "on_final")
+    __slots__ = ("heap", "pending", "leaves", "F", "cut", "on_final", "nulls")
 
     def __init__(self):
         self.heap: list = []
@@ -301,6 +301,7 @@ class _Pass:
         self.F = _late().F
         self.cut = False             # whether a graph freed by an earlier backward was reached
         self.on_final = None         # fn(leaf, grad) once a variable's gradient is final (hooks)
+        self.nulls: set = set()      # variables with grad_req 'null' the pass reached
 
     def add(self, entry, g) -> None:
         """Add one gradient contribution for a tape output `(node, i)` or a variable. A node
@@ -320,6 +321,8 @@ class _Pass:
         elif entry is not None and g is not None and entry.grad_req != "null":
             old = self.leaves.get(entry)
             self.leaves[entry] = g if old is None else self.F.elemwise_add(old, g)
+        elif entry is not None and g is not None:
+            self.nulls.add(entry)
 
     def run(self, retain_graph: bool, create_graph: bool) -> None:
         """Apply each reached tape node's gradient function, consumers before producers."""
@@ -409,6 +412,8 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
         _RETAIN.reset(token)
     if bwd.cut and not bwd.leaves:
         raise AutogradError(f"no variable in the computational graph needs a gradient: {_FREED}")
+    for leaf in bwd.nulls:   # MXNet drops the buffer of a grad_req='null' variable a backward reached
+        leaf.grad = None
     return bwd.leaves
 
 

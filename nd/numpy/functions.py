@@ -7,7 +7,6 @@ the autograd tape and trace into exportable graphs; a few composite functions (`
 """
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as onp
@@ -125,6 +124,7 @@ def copy(a) -> ndarray:
 # -- elementwise --------------------------------------------------------------------------------
 
 # numpy's ufunc keywords MXNet accepts, only at these values (others raise NotImplementedError)
+_CASTINGS = ("no", "equiv", "safe", "same_kind", "unsafe")
 _UFUNC_DEFAULTS = {"where": True, "casting": "same_kind", "order": "K", "dtype": None, "subok": True}
 
 
@@ -134,6 +134,8 @@ def _check_ufunc_kwargs(name: str, kwargs: dict) -> None:
             raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
         if key == "dtype" and value is not None:
             onp.dtype(value)   # an invalid dtype is a TypeError, as numpy's
+        if key == "casting" and value not in _CASTINGS:
+            raise TypeError(f"casting={value} not understood for operator {name}")
         if value is not _UFUNC_DEFAULTS[key] and value != _UFUNC_DEFAULTS[key]:
             raise NotImplementedError(f"{name}: {key}={value!r} is not supported (MXNet's np ufuncs support "
                                       f"only {key}={_UFUNC_DEFAULTS[key]!r}); convert the result instead")
@@ -350,43 +352,63 @@ def stack(arrays, axis=0, out=None) -> ndarray:
     return call("_npi_stack", list(arrays), {"axis": axis, "num_args": len(arrays)}, out=out)
 
 
+def _stack_call(op: str, arrays, out=None) -> ndarray:
+    if not hasattr(arrays, "__getitem__") and hasattr(arrays, "__iter__"):
+        raise ValueError(f"expected iterable for arrays but got {type(arrays)}")
+    arrays = list(arrays)
+    return call(op, arrays, {"num_args": len(arrays)}, out=out)
+
+
 def vstack(arrays, out=None) -> ndarray:
-    return concatenate([a.reshape(1, -1) if a.ndim == 1 else a for a in arrays], axis=0, out=out)
+    """Stack row-wise (1-D inputs become rows) - `_npi_vstack`."""
+    return _stack_call("_npi_vstack", arrays, out)
+
+
+row_stack = vstack
 
 
 def hstack(arrays) -> ndarray:
-    return concatenate(list(arrays), axis=0 if arrays[0].ndim == 1 else 1)
+    """Stack column-wise (along axis 1, or 0 for 1-D inputs) - `_npi_hstack`."""
+    return _stack_call("_npi_hstack", arrays)
+
+
+def dstack(arrays) -> ndarray:
+    """Stack depth-wise (along axis 2, inputs lifted to 3-D) - `_npi_dstack`."""
+    return _stack_call("_npi_dstack", arrays)
+
+
+def column_stack(tup) -> ndarray:
+    """Stack 1-D arrays as columns (2-D inputs as they are) - `_npi_column_stack`."""
+    return _stack_call("_npi_column_stack", tup)
 
 
 def _split_call(ary, indices: list, sections: int, axis: int) -> list:
-    res = call("_split_v2", [ary], {"indices": tuple(indices), "sections": sections, "axis": axis,
-                                    "squeeze_axis": False})
-    return list(res) if isinstance(res, (list, tuple)) else [res]
+    res = call("_split_v2", [ary], {"indices": tuple(indices), "sections": sections, "axis": axis})
+    n = sections or len(indices)
+    return [res] if n == 1 else list(res)   # a traced multi-output value iterates over its outputs
 
 
-def _split_args(indices_or_sections) -> tuple[list, int]:
-    if isinstance(indices_or_sections, (int, onp.integer)):
-        return [], int(indices_or_sections)
+def _split_indices(fn: str, indices_or_sections) -> list:
     if isinstance(indices_or_sections, (list, set, tuple)):
-        return [0, *indices_or_sections], 0
+        return [0] + list(indices_or_sections)
     raise ValueError("indices_or_sections must be either int, or tuple / list / set of ints")
 
 
 def split(ary, indices_or_sections, axis=0) -> list:
-    """Split into equal sections (an error if they are not) or at indices (MXNet's `_split_v2`)."""
-    indices, sections = _split_args(indices_or_sections)
-    if sections and not ary._is_symbolic:
-        size = ary.shape[axis]
+    """Split into equal sections (which must divide the axis) or at indices (MXNet's `_split_v2`)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        sections, size = int(indices_or_sections), ary.shape[axis]
         if size % sections:
             raise ValueError("array split does not result in an equal division")
-        indices, sections = [i * (size // sections) for i in range(sections)], 0
-    return _split_call(ary, indices, sections, axis)
+        return _split_call(ary, [i * (size // sections) for i in range(sections)], 0, axis)
+    return _split_call(ary, _split_indices("split", indices_or_sections), 0, axis)
 
 
 def array_split(ary, indices_or_sections, axis=0) -> list:
-    """Split into sections that may differ by one (the first ones longer), or at indices."""
-    indices, sections = _split_args(indices_or_sections)
-    return _split_call(ary, indices, sections, axis)
+    """Like split, but `sections` need not divide the axis (the first pieces are one longer)."""
+    if isinstance(indices_or_sections, (int, onp.integer)):
+        return _split_call(ary, [], int(indices_or_sections), axis)
+    return _split_call(ary, _split_indices("array_split", indices_or_sections), 0, axis)
 
 
 def tile(A, reps) -> ndarray:  # noqa: N803
@@ -435,33 +457,24 @@ def matmul(a, b, out=None) -> ndarray:
 
 
 def tensordot(a, b, axes=2) -> ndarray:
-    """Contract `axes` of a with those of b (transposes and reshapes around one `_np_dot`)."""
-    if isinstance(axes, int):
-        a_axes, b_axes = list(range(a.ndim - axes, a.ndim)), list(range(axes))
-    else:
-        a_axes, b_axes = [list(x) if isinstance(x, (list, tuple)) else [x] for x in axes]
-    a_axes = [ax % a.ndim for ax in a_axes]
-    b_axes = [ax % b.ndim for ax in b_axes]
-    a_free = [i for i in range(a.ndim) if i not in a_axes]
-    b_free = [i for i in range(b.ndim) if i not in b_axes]
-    k = math.prod(a.shape[ax] for ax in a_axes)
-    m, n = math.prod(a.shape[i] for i in a_free), math.prod(b.shape[i] for i in b_free)
-    at = transpose(a, tuple(a_free + a_axes)).reshape(m, k)   # explicit sizes: -1 is ambiguous if 0
-    bt = transpose(b, tuple(b_axes + b_free)).reshape(k, n)
-    shape = tuple(a.shape[i] for i in a_free) + tuple(b.shape[i] for i in b_free)
-    return dot(at, bt).reshape(shape)
+    """Sum of products over `axes` (an int N: the last N of a with the first N of b; or a pair
+    of axis sequences) - `_npi_tensordot_int_axes` / `_npi_tensordot`, as MXNet."""
+    if isinstance(axes, (int, onp.integer)):
+        return call("_npi_tensordot_int_axes", [a, b], {"axes": int(axes)})
+    a_axes, b_axes = [tuple(x) if isinstance(x, (list, tuple)) else (x,) for x in axes]
+    return call("_npi_tensordot", [a, b], {"a_axes_summed": a_axes, "b_axes_summed": b_axes})
 
 
 def outer(a, b) -> ndarray:
-    return multiply(a.reshape(-1, 1), b.reshape(1, -1))  # noqa: F821
+    return tensordot(a.flatten(), b.flatten(), 0)
 
 
 def inner(a, b) -> ndarray:
-    return tensordot(a, b, ([-1], [-1]))
+    return tensordot(a, b, [-1, -1])
 
 
 def vdot(a, b) -> ndarray:
-    return dot(ravel(a), ravel(b))
+    return tensordot(a.flatten(), b.flatten(), 1)
 
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
@@ -530,9 +543,8 @@ def meshgrid(*xi, indexing="xy", sparse=False, copy=True) -> list:
 
 
 def append(arr, values, axis=None) -> ndarray:
-    if axis is None:
-        return concatenate([ravel(arr), ravel(values)], axis=0)
-    return concatenate([arr, values], axis=axis)
+    """arr with values appended (both flattened when axis is None) - `_npi_concatenate`."""
+    return call("_npi_concatenate", [arr, values], {"axis": axis, "num_args": 2})
 
 
 def vsplit(ary, indices_or_sections) -> list:
@@ -551,14 +563,6 @@ def dsplit(ary, indices_or_sections) -> list:
     if ary.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, axis=2)
-
-
-def dstack(arrays) -> ndarray:
-    return concatenate([atleast_3d(a) for a in arrays], axis=2)
-
-
-def column_stack(tup) -> ndarray:
-    return concatenate([a.reshape(-1, 1) if a.ndim == 1 else a for a in tup], axis=1)
 
 
 def roll(a, shift, axis=None) -> ndarray:

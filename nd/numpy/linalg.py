@@ -36,3 +36,58 @@ def det(a) -> ndarray:
 
 def inv(a) -> ndarray:
     return call("_npi_inv", [a], {})
+
+
+def cholesky(a) -> ndarray:
+    """The lower Cholesky factor L of symmetric positive-definite matrices (A = L L^T)."""
+    return call("_npi_cholesky", [a], {})
+
+
+def svd(a) -> tuple:
+    """(UT, L, V) with a = UT @ diag(L) @ V for (..., M, N) inputs with M <= N (MXNet's order)."""
+    return tuple(call("_npi_svd", [a], {}))
+
+
+def eig(a) -> tuple:
+    """(w, v): eigenvalues and right eigenvectors (real spectra only, as MXNet)."""
+    w, v = call("_npi_eig", [a], {})
+    return w, v
+
+
+def eigh(a, UPLO="L") -> tuple:  # noqa: N803 - numpy's name
+    """(w, v) of symmetric matrices: ascending eigenvalues, orthonormal eigenvectors."""
+    w, v = call("_npi_eigh", [a], {"UPLO": UPLO})
+    return w, v
+
+
+def eigvals(a) -> ndarray:
+    return call("_npi_eigvals", [a], {})
+
+
+def eigvalsh(a, UPLO="L") -> ndarray:  # noqa: N803
+    return call("_npi_eigvalsh", [a], {"UPLO": UPLO})
+
+
+def pinv(a, rcond=1e-15, hermitian=False) -> ndarray:
+    """Moore-Penrose pseudo-inverse (rcond a number or an array over the batch)."""
+    if isinstance(rcond, (int, float, onp.number)):
+        return call("_npi_pinv_scalar_rcond", [a], {"rcond": float(rcond), "hermitian": hermitian})
+    return call("_npi_pinv", [a, rcond], {"hermitian": hermitian})
+
+
+def slogdet(a) -> tuple:
+    """(sign, logabsdet) of each square matrix."""
+    sign, logdet = call("_npi_slogdet", [a], {})
+    return sign, logdet
+
+
+def solve(a, b) -> ndarray:
+    return call("_npi_solve", [a, b], {})
+
+
+def tensorinv(a, ind=2) -> ndarray:
+    return call("_npi_tensorinv", [a], {"ind": ind})
+
+
+def tensorsolve(a, b, axes=None) -> ndarray:
+    return call("_npi_tensorsolve", [a, b], {"a_axes": () if axes is None else tuple(axes)})

@@ -6,8 +6,6 @@ Shared helpers and conventions are those of nd/ops/matrix.py.
 """
 from __future__ import annotations
 
-import builtins
-
 import numpy as np
 
 from ..attrs import Attr
@@ -193,19 +191,27 @@ def slice_channel(xp, a, x):
 
 
 def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:
+    """MXNet's rule: `sections` pieces as even as possible (the first size % sections one
+    longer), or pieces between `indices` (non-decreasing, within the axis: empty pieces are
+    fine); an empty axis gives empty pieces."""
     axis = _axis("_split_v2", a.axis, len(data))
     size = data[axis]
-    if a.sections > 0:   # MXNet: the first size % sections pieces are one longer (numpy's array_split)
-        small, extra = divmod(size, a.sections)
-        return axis, [i * small + builtins.min(i, extra) for i in range(a.sections)] + [None]
+    if a.sections > 0:
+        base, extra = divmod(size, a.sections)
+        idx = [0]
+        for i in range(a.sections - 1):
+            idx.append(idx[-1] + base + (1 if i < extra else 0))
+        return axis, idx + [None]
     idx = list(a.indices)
     if not idx:
         raise AttrError("_split_v2: give either indices (non-empty) or sections > 0")
     if idx[0] != 0:
         raise ShapeError(f"_split_v2: indices={tuple(idx)} must start at 0 (the pieces must cover the "
                          f"whole axis; the split_v2 helper prepends the 0)")
-    for b, e in zip(idx, idx[1:] + ([size] if size else [])):
-        if not b <= e <= size:   # empty pieces are allowed, as in MXNet
+    if not size:
+        return axis, [0] * len(idx) + [None]
+    for b, e in zip(idx, idx[1:] + [size]):
+        if not b <= e <= size:
             raise ShapeError(f"_split_v2: indices={tuple(idx)} must not decrease and must stay within the "
                              f"axis size {size} (axis {axis} of {tuple(data)})")
     return axis, idx + [None]
@@ -225,7 +231,8 @@ def _split_v2_count(a) -> int:
     return a.sections if (a.sections or 0) > 0 else len(a.indices or ())
 
 
-@register("_split_v2", outputs=lambda a: _output_names(_split_v2_count(a)), infer_shape=_split_v2_shape,
+@register("_split_v2", aliases=("_npi_split",), outputs=lambda a: _output_names(_split_v2_count(a)),
+          infer_shape=_split_v2_shape,
           gradient=lambda F, a, inputs, outputs, ograds: _join_pieces(F, ograds, a.axis, a.squeeze_axis),
           attrs={"indices": Attr("shape", doc="Boundaries of the pieces along the axis (first one 0)."),
                  "axis": Attr("int", 1, "Axis along which to split."),

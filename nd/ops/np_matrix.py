@@ -27,7 +27,7 @@ def _norm_axes(op: str, axis, ndim: int) -> tuple:
         return tuple(range(ndim))
     out = []
     for ax in (axis if isinstance(axis, (tuple, list)) else (axis,)):
-        if not -ndim <= ax < max(ndim, 1):
+        if not -max(ndim, 1) <= ax < max(ndim, 1):   # a 0-d array takes axis 0 / -1, as numpy's
             raise ShapeError(f"operator {op}: axis {ax} is out of bounds for an array of dimension {ndim}")
         out.append(ax % ndim if ndim else 0)
     if len(set(out)) != len(out):
@@ -121,6 +121,9 @@ def _arg_shape(a, data):
     if data is None:
         return None
     axes = _norm_axes("argmax", a.axis, len(data))
+    if data and any(data[i] == 0 for i in axes):
+        raise ShapeError(f"operator argmax: attempt to get argmax/argmin of an empty sequence (shape {tuple(data)}, "
+                         f"axis {a.axis})")
     return [data], [_np_reduced(tuple(data), axes, a.keepdims)]
 
 
@@ -277,6 +280,9 @@ add_op(OpDef("_np_transpose", inputs=("a",), attrs={"axes": Attr("shape", None, 
 
 
 def _squeezed(a, shape: tuple) -> tuple:
+    if not shape:   # numpy squeezes a 0-d array over axis None, 0 or -1 to itself
+        _norm_axes("_np_squeeze", a.axis, 0)
+        return ()
     axes = tuple(i for i, d in enumerate(shape) if d == 1) if a.axis is None \
         else _norm_axes("_np_squeeze", a.axis, len(shape))
     for i in axes:
@@ -403,10 +409,10 @@ def _backward_matmul(xp, a, g, lhs, rhs):
     lm = lhs if lhs.ndim > 1 else lhs.reshape((1,) + lhs.shape)
     rm = rhs if rhs.ndim > 1 else rhs.reshape(rhs.shape + (1,))
     gm = g
+    if rhs.ndim == 1:   # the dropped axes come back last-first (both 1-D: g is 0-d)
+        gm = xp.expand_dims(gm, -1)
     if lhs.ndim == 1:
         gm = xp.expand_dims(gm, -2)
-    if rhs.ndim == 1:
-        gm = xp.expand_dims(gm, -1)
     ga = sum_to_shape(xp, xp.matmul(gm, xp.swapaxes(rm, -1, -2)), lm.shape)
     gb = sum_to_shape(xp, xp.matmul(xp.swapaxes(lm, -1, -2), gm), rm.shape)
     return (xp.ascontiguousarray(ga.reshape(lhs.shape)).astype(lhs.dtype, copy=False),
@@ -436,9 +442,9 @@ def _concat_axis(a, ndim: int) -> int:
 
 
 def _concatenate(xp, a, *xs):
-    dt = np.result_type(*[x.dtype for x in xs])
     if a.axis is None:
-        return (xp.concatenate([x.reshape(-1).astype(dt, copy=False) for x in xs]),)
+        return (xp.concatenate([x.reshape(-1) for x in xs]),)
+    dt = np.result_type(*[x.dtype for x in xs])
     return (xp.concatenate([x.astype(dt, copy=False) for x in xs], axis=a.axis),)
 
 
@@ -447,15 +453,29 @@ def _concatenate_shape(a, *shapes):
         return None
     if a.axis is None:
         return list(shapes), [(sum(math.prod(s) for s in shapes),)]
-    return get_op("Concat").infer_shape(get_op("Concat").schema.parse(
-        {"num_args": len(shapes), "dim": a.axis}), *shapes)
+    first = tuple(shapes[0])
+    if not first:
+        raise ShapeError("operator _npi_concatenate: zero-dimensional arrays cannot be concatenated")
+    if not -len(first) <= a.axis < len(first):
+        raise ShapeError(f"operator _npi_concatenate: axis {a.axis} is out of bounds for arrays of dimension "
+                         f"{len(first)}")
+    axis = a.axis % len(first)
+    for i, s in enumerate(shapes):   # numpy's rule: an empty (0) dimension is a real size
+        if len(s) != len(first) or any(d != e for k, (d, e) in enumerate(zip(s, first)) if k != axis):
+            raise ShapeError(f"operator _npi_concatenate: all the input array dimensions except for the "
+                             f"concatenation axis must match exactly, but input 0 has shape {first} and "
+                             f"input {i} has shape {tuple(s)}")
+    out = list(first)
+    out[axis] = sum(s[axis] for s in shapes)
+    return list(shapes), [tuple(out)]
 
 
 def _concatenate_grad(F, a, inputs, outputs, ograds):
     n = len(inputs)
-    if a.axis is None:
-        raise NotImplementedError("the gradient of np.concatenate with axis=None is not supported; "
-                                  "flatten the inputs first")
+    if a.axis is None:   # join the flattened inputs' gradients, then give each its shape back
+        flat = [F._np_reshape(x, newshape=(-1,)) for x in inputs]
+        pieces = _as_list(F._backward_Concat(ograds[0], *flat, num_args=n, dim=0), n)
+        return [F.reshape_like(p, x) for p, x in zip(pieces, inputs)]
     return _as_list(F._backward_Concat(ograds[0], *inputs, num_args=n, dim=a.axis), n)
 
 

@@ -166,8 +166,14 @@ def _out_dtype(a, default=_F32) -> np.dtype:
     return np.dtype(a.dtype) if a.dtype is not None else np.dtype(default)
 
 
+def _np_shape_on() -> bool:
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - util imports nd
+    return is_np_shape()
+
+
 def _need_shape(op: str, shape) -> tuple:
-    if not shape:
+    """The sample shape; () is a 0-d sample under numpy shape semantics (MXNet), else missing."""
+    if not shape and not (shape is not None and _np_shape_on()):
         raise ShapeError(f"operator {op}: attribute 'shape' is required to draw samples (got {shape!r}); "
                          "pass shape=(...) or out=")
     return tuple(shape)
@@ -186,7 +192,8 @@ def _register_random(dist: Dist) -> None:
 
     register(name, inputs=(), aliases=_RANDOM_ALIASES.get(dist.name, (f"random_{dist.name}",)),
              attrs={**dist.params, "shape": _shape_attr(), "ctx": _ctx_attr(), "dtype": _dtype_attr()},
-             infer_shape=lambda a: ([], [tuple(a.shape) if a.shape else None]),
+             infer_shape=lambda a: ([], [tuple(a.shape) if a.shape or (a.shape is not None and _np_shape_on())
+                                         else None]),
              infer_type=lambda a, *t: ([], [_out_dtype(a)]), gradient=ZERO_GRAD, is_random=True,
              doc=dist.doc)(forward)
 

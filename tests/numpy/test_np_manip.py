@@ -1,0 +1,126 @@
+"""Shape manipulation in mx.np: split / array_split (MXNet's `_split_v2` rules), the stacking
+operators, append, concatenate with empty dimensions, 0-d squeeze / argmax; eagerly and
+hybridized (expected behaviour read off real MXNet 1.9.1)."""
+from __future__ import annotations
+
+import numpy as onp
+import pytest
+
+import hybridgraph as mx
+from hybridgraph import autograd, gluon, np, npx
+from hybridgraph.nd.errors import MXNetError, ShapeError
+
+
+@pytest.fixture(autouse=True)
+def _np_mode():
+    npx.set_np()
+    yield
+    npx.reset_np()
+
+
+class _Fn(gluon.HybridBlock):
+    def __init__(self, fn):
+        super().__init__()
+        self._fn = fn
+
+    def hybrid_forward(self, F, *xs):
+        return self._fn(F, *xs)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("fn,shape,arg", [
+    ("hsplit", (10,), (2, 4)), ("hsplit", (3, 8, 5), (3, 3)), ("hsplit", (3, 0, 5), 2),
+    ("vsplit", (0, 3), 2), ("dsplit", (2, 4, 6), (3, 3)), ("split", (0,), [1]), ("array_split", (7,), 3),
+    ("split", (6,), 1),
+])
+def test_splits_match_numpy(hybridize, fn, shape, arg):
+    x_np = onp.arange(float(onp.prod(shape))).reshape(shape)
+    want = getattr(onp, fn)(x_np, arg)
+    net = _Fn(lambda F, a: getattr(F.np, fn)(a, arg))
+    if hybridize:
+        net.hybridize()
+    x = np.array(x_np)
+    x.attach_grad()
+    with autograd.record():
+        got = net(x)
+    assert isinstance(got, list) and len(got) == len(want)
+    for g, w in zip(got, want):
+        onp.testing.assert_array_equal(g.asnumpy(), w)
+    autograd.backward(got)
+    onp.testing.assert_array_equal(x.grad.asnumpy(), onp.ones(shape))
+
+
+def test_split_rules():
+    with pytest.raises(ValueError, match="equal division"):
+        np.split(np.ones((7,)), 3)
+    with pytest.raises(ShapeError, match="must not decrease"):
+        np.split(np.ones((7,)), [4, 2])
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("fn,shapes", [
+    ("hstack", [(), ()]), ("hstack", [(2,), (3,)]), ("hstack", [(2, 1), (2, 3)]),
+    ("vstack", [(), ()]), ("vstack", [(3,), (2, 3)]), ("dstack", [(), (1,)]), ("dstack", [(2, 0, 1), (2, 0, 3)]),
+    ("column_stack", [(3,), (3, 2)]), ("column_stack", [(), ()]),
+])
+def test_stacking_matches_numpy_with_gradients(hybridize, fn, shapes):
+    xs_np = [onp.random.default_rng(i).standard_normal(s) for i, s in enumerate(shapes)]
+    want = getattr(onp, fn)(xs_np)
+    net = _Fn(lambda F, *a: getattr(F.np, fn)(list(a)))
+    if hybridize:
+        net.hybridize()
+    xs = [np.array(x, dtype="float64") for x in xs_np]
+    for x in xs:
+        x.attach_grad()
+    with autograd.record():
+        out = net(*xs)
+    out.backward(np.array(onp.arange(float(want.size)).reshape(want.shape)))
+    onp.testing.assert_allclose(out.asnumpy(), want)
+    g = onp.arange(float(want.size)).reshape(want.shape)
+    lifted = [getattr(onp, fn)([x]) for x in xs_np]
+    axis = {"vstack": 0, "dstack": 2, "column_stack": 1}.get(fn, 0 if want.ndim == 1 else 1)
+    pieces = onp.split(g, onp.cumsum([p.shape[axis] for p in lifted])[:-1], axis=axis)
+    for x, p, x_np in zip(xs, pieces, xs_np):
+        onp.testing.assert_allclose(x.grad.asnumpy(), p.reshape(x_np.shape))
+
+
+def test_append_flattens_without_axis_and_differentiates():
+    a, b = np.ones((2, 3)), np.ones((4,))
+    a.attach_grad()
+    b.attach_grad()
+    with autograd.record():
+        y = np.append(a, b)
+    y.backward(np.arange(10.0))
+    assert y.shape == (10,)
+    onp.testing.assert_array_equal(a.grad.asnumpy(), onp.arange(6.0).reshape(2, 3))
+    onp.testing.assert_array_equal(b.grad.asnumpy(), onp.arange(6.0, 10.0))
+
+
+def test_concatenate_empty_dimensions_are_real_sizes_when_hybridized():
+    net = _Fn(lambda F, a, b: F.np.concatenate([a, b], axis=1))
+    net.hybridize()
+    a, b = np.ones((2, 0)), np.ones((2, 1))
+    a.attach_grad()
+    with autograd.record():
+        y = net(a, b)
+    y.backward()
+    assert y.shape == (2, 1) and a.grad.shape == (2, 0)
+    with pytest.raises(ShapeError, match="zero-dimensional"):
+        np.concatenate([np.array(1.0), np.array(2.0)])
+
+
+def test_zero_dim_squeeze_and_argmax_take_axis_0_or_minus_1():
+    x = np.array(3.0)
+    assert np.squeeze(x, -1).shape == () and np.squeeze(x, 0).shape == ()
+    assert int(np.argmax(x, axis=-1)) == 0 and int(np.argmin(x, axis=0)) == 0
+    with pytest.raises(MXNetError):
+        np.argmax(x, axis=1)
+    with pytest.raises(MXNetError):
+        np.argmax(np.ones((5, 0, 3)), axis=1)
+    assert np.argmax(np.ones((5, 0, 3)), axis=0).shape == (0, 3)
+
+
+def test_legacy_random_draws_a_0d_sample_under_numpy_shape():
+    assert mx.nd.random.uniform(shape=()).shape == ()
+    npx.reset_np()
+    assert mx.nd.random.uniform(shape=(2,)).shape == (2,)
