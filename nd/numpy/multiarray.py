@@ -126,20 +126,23 @@ def _binary_method(key: str, reverse: bool = False, inplace: bool = False):
     fast = _FAST.get(key)
     kinds = "f" if key == "truediv" else "fiu"   # integer true division gives float32 (MXNet)
 
+    use_fast = fast is not None and not inplace
+    state_get, plain = autograd._STATE.get, onp.ndarray
+
     def method(self, other):
-        if fast is not None and not inplace and type(self) is ndarray:
+        if use_fast and type(self) is ndarray:
             tp = type(other)
             a = self._data
             if tp is ndarray:
                 b = other._data
-                if (a.dtype is b.dtype and type(a) is onp.ndarray and a.dtype.kind in kinds
-                        and self._ctx is other._ctx
-                        and not (autograd._STATE.get()[0] and (self._ag is not None or other._ag is not None))):
+                dt = a.dtype
+                if (dt is b.dtype and type(a) is plain and dt.kind in kinds and self._ctx is other._ctx
+                        and ((self._ag is None and other._ag is None) or not state_get()[0])):
                     out = _new(ndarray)   # the eager hot path: one ufunc, no dispatch
                     out._data, out._ctx, out._ag = (fast(b, a) if reverse else fast(a, b)), self._ctx, None
                     return out
-            elif ((tp is float or tp is int) and type(a) is onp.ndarray and a.dtype.kind == "f"
-                  and not (autograd._STATE.get()[0] and self._ag is not None)):
+            elif ((tp is float or tp is int) and type(a) is plain and a.dtype.kind == "f"
+                  and (self._ag is None or not state_get()[0])):
                 sc = a.dtype.type(other)   # MXNet casts the scalar to the array's dtype
                 out = _new(ndarray)
                 out._data, out._ctx, out._ag = (fast(sc, a) if reverse else fast(a, sc)), self._ctx, None
