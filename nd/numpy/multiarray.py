@@ -297,6 +297,19 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
             raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
         return reshape_call(self, shape, order)
 
+    def reshape_view(self, *shape, **kwargs) -> "ndarray":
+        """The legacy NDArray.reshape (MXNet's special codes 0, -1, -2, -3, -4) as an np array."""
+        return as_np(NDArray.reshape(self, *shape, **kwargs))
+
+    def slice_assign(self, rhs, begin, end, step) -> "ndarray":
+        """self[begin:end:step] = rhs in place (`_slice_assign`); returns self."""
+        return call("_slice_assign", [self, rhs], {"begin": begin, "end": end, "step": step}, out=self)
+
+    def slice_assign_scalar(self, value, begin, end, step) -> "ndarray":
+        """self[begin:end:step] = value in place (`_slice_assign_scalar`); returns self."""
+        return call("_slice_assign_scalar", [self], {"scalar": value, "begin": begin, "end": end,
+                                                     "step": step}, out=self)
+
     def reshape_like(self, other) -> "ndarray":
         return self.reshape(other.shape)
 
@@ -440,6 +453,9 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
 
     def __matmul__(self, other):
         return call("_npi_matmul", [self, _operand(other)], {})
+
+    def __imatmul__(self, other):   # x @= y in place (MXNet's aliased out= gave zeros; this computes first)
+        return _assign_inplace(self, call("_npi_matmul", [self, _operand(other)], {}))
 
     def __rmatmul__(self, other):
         return call("_npi_matmul", [_operand(other), self], {})

@@ -140,3 +140,29 @@ def test_zero_size_inputs_in_hybridized_blocks(hybridize):
     out.backward()
     assert out.shape == (0, 2) and a.grad.shape == (0, 2)
     onp.testing.assert_array_equal(b.grad.asnumpy(), [[0.]])
+
+
+def test_slice_assign_methods_write_in_place():
+    npx.set_np()
+    try:
+        x = np.ones((2, 2, 2))
+        assert x.slice_assign(np.zeros((1, 1, 2)), (0, 0, None), (1, 1, None), (None, None, None)) is x
+        assert x.slice_assign_scalar(5, (1, None, None), (2, None, None), (None, None, None)) is x
+        onp.testing.assert_array_equal(x.asnumpy().ravel(), [0, 0, 1, 1, 5, 5, 5, 5])
+    finally:
+        npx.reset_np()
+
+
+def test_imatmul_and_reshape_view():
+    a, b = np.ones((2, 2)), np.array([[1., 2.], [3., 4.]])
+    same = a
+    a @= b
+    assert a is same
+    onp.testing.assert_array_equal(a.asnumpy(), [[4., 6.], [4., 6.]])
+    r = np.arange(6).reshape_view(0, -1)   # the legacy special codes: 0 keeps the dimension
+    assert isinstance(r, np.ndarray) and r.shape == (6, 1)
+    x = np.ones((2, 2))
+    x.attach_grad()
+    with autograd.record():
+        with pytest.raises(mx.base.MXNetError):
+            x @= np.ones((2, 2))
