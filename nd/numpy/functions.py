@@ -204,7 +204,7 @@ def where(condition, x=None, y=None) -> Any:
     """Elements of x where condition, else of y (scalars allowed); one argument: nonzero."""
     if x is None and y is None:
         return nonzero(condition)
-    like = next(v for v in (condition, x, y) if isinstance(v, NDArray))
+    like = next(v for v in (condition, x, y) if not _is_scalar(v))
     x = full_like(like, x, dtype=onp.float32) if _is_scalar(x) else x
     y = full_like(like, y, dtype=onp.float32) if _is_scalar(y) else y
     return call("_npi_where", [condition, x, y], {})
@@ -335,13 +335,10 @@ def ravel(x, order="C") -> ndarray:
 
 
 def broadcast_to(array, shape) -> ndarray:  # noqa: A002 - numpy's name
-    shape = _shape(shape)
-    if 0 in shape and not array._is_symbolic:   # the kernel reads 0 as "keep" (legacy); numpy: size 0
-        onp.broadcast_shapes(tuple(array.shape), shape)   # numpy's error if they do not broadcast
-        return zeros(shape, dtype=array.dtype, ctx=array.ctx)
-    if array.ndim < len(shape):
-        array = array.reshape((1,) * (len(shape) - array.ndim) + tuple(array.shape))
-    return call("broadcast_to", [array], {"shape": shape})
+    """numpy's broadcast_to (`_npi_broadcast_to`; a scalar gives np.full)."""
+    if _is_scalar(array):
+        return full(shape, array)
+    return call("_npi_broadcast_to", [array], {"shape": _shape(shape)})
 
 
 def concatenate(seq, axis=0, out=None) -> ndarray:
@@ -613,18 +610,6 @@ def around(x, decimals=0, out=None) -> ndarray:
 
 
 round = round_ = around  # noqa: A001 - numpy's names
-
-
-def diag(v, k=0) -> ndarray:
-    return call("diag", [v], {"k": k})
-
-
-def diagonal(a, offset=0, axis1=0, axis2=1) -> ndarray:
-    return call("diag", [a], {"k": offset, "axis1": axis1, "axis2": axis2})
-
-
-def trace(a, offset=0, axis1=0, axis2=1, out=None) -> ndarray:
-    return sum(diagonal(a, offset, axis1, axis2), axis=-1, out=out)
 
 
 def may_share_memory(a, b, max_work=None) -> bool:

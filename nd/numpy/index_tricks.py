@@ -1,9 +1,8 @@
-"""Index generators of `mx.np`: `unravel_index`, `diag_indices_from`.
+"""`mx.np.unravel_index`: flat indices to coordinate arrays.
 
-Their results are integer index arrays that depend on the input's values (unravel_index) or
-only on its shape (diag_indices_from); nothing flows back through them, so they are computed
-eagerly with NumPy, as MXNet 1.9.1 computes unravel_index (a NumPy fallback operator there).
-On a traced (hybridized) array they raise, naming the alternative.
+The result depends on the indices' values and nothing flows back through it, so it is computed
+eagerly with NumPy, as MXNet 1.9.1 computes it (a NumPy fallback operator there). On a traced
+(hybridized) array it raises, naming the alternative.
 """
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from typing import Any
 import numpy as onp
 
 from ..backend import to_numpy
-from .multiarray import array_from, ndarray
+from .multiarray import array_from
 
 
 def _eager(fn: str, a: Any) -> None:
@@ -36,18 +35,4 @@ def unravel_index(indices, shape, order: str = "C") -> Any:
     return tuple(array_from(c.astype(data.dtype), indices.ctx) for c in coords)
 
 
-def diag_indices_from(arr: ndarray) -> tuple:
-    """The indices of the main diagonal of an n-d array whose dimensions are all equal (int64)."""
-    _eager("diag_indices_from", arr)
-    if arr.ndim < 2:
-        raise ValueError("input array must be at least 2-d")
-    n = arr.shape[0]
-    for i, size in enumerate(arr.shape):
-        if size != n:
-            raise ValueError(f"All dimensions of input must be of equal length: axis {i} has size {size}, "
-                             f"axis 0 has {n}")
-    idx = onp.arange(n, dtype=onp.int64)
-    return tuple(array_from(idx.copy(), arr.ctx) for _ in range(arr.ndim))
-
-
-__all__ = ["unravel_index", "diag_indices_from"]
+__all__ = ["unravel_index"]

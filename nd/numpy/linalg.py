@@ -8,16 +8,35 @@ from .multiarray import call, ndarray
 
 
 def norm(x, ord=None, axis=None, keepdims=False) -> ndarray:  # noqa: A002 - numpy's name
-    """Vector and matrix norms: None / 'fro' / 2 (vectors) / 1 / inf / -inf / p (vectors)."""
+    """numpy's vector and matrix norms (ord None / 'fro' / 'nuc' / inf / -inf / 'inf' / '-inf' /
+    integers / floats), written with registry operators: sums and maxima, and `_npi_svd` for the
+    spectral (2, -2) and nuclear norms, so they differentiate and trace."""
     from . import functions as F  # noqa: PLC0415, N812 - functions imports multiarray
+    ord = {"inf": onp.inf, "-inf": -onp.inf}.get(ord, ord) if isinstance(ord, str) else ord  # noqa: A001
     if isinstance(axis, int):
         axis = (axis,)
-    vector = axis is not None and len(axis) == 1 or (axis is None and x.ndim == 1 and ord is not None)
-    if ord is None or ord == "fro" or (ord == 2 and vector):
+    elif axis is not None and not isinstance(axis, tuple):
+        raise TypeError("'axis' must be None, an integer or a tuple of integers.")
+    if axis is None:
+        if ord is None:
+            res = F.sqrt(F.sum(x * x))
+            return res.reshape((1,) * x.ndim) if keepdims else res
+        if x.ndim not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axis = tuple(range(x.ndim))
+    axis = tuple(ax % x.ndim for ax in axis)
+    if len(axis) == 1:
+        return _vector_norm(F, x, ord, axis, keepdims)
+    if len(axis) != 2 or axis[0] == axis[1]:
+        raise ValueError("Improper number of dimensions to norm.")
+    return _matrix_norm(F, x, ord, axis, keepdims)
+
+
+def _vector_norm(F, x, ord, axis, keepdims):  # noqa: A002, N803
+    if ord is None or ord == 2:
         return F.sqrt(F.sum(x * x, axis=axis, keepdims=keepdims))
-    if not vector:
-        raise NotImplementedError(f"np.linalg.norm: matrix norm ord={ord!r} is not supported; "
-                                  "use ord=None or 'fro', or a vector norm with one axis")
+    if isinstance(ord, str):
+        raise ValueError(f"Invalid norm order '{ord}' for vectors")
     a = F.absolute(x)
     if ord == onp.inf:
         return F.max(a, axis=axis, keepdims=keepdims)
@@ -28,6 +47,29 @@ def norm(x, ord=None, axis=None, keepdims=False) -> ndarray:  # noqa: A002 - num
     if ord == 0:
         return F.sum(F.not_equal(x, 0).astype(x.dtype), axis=axis, keepdims=keepdims)
     return F.power(F.sum(F.power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)
+
+
+def _matrix_norm(F, x, ord, axis, keepdims):  # noqa: A002, N803
+    row, col = axis
+    if ord is None or ord in ("fro", "f"):
+        return F.sqrt(F.sum(x * x, axis=axis, keepdims=keepdims))
+    if ord in (1, -1, onp.inf, -onp.inf):
+        a = F.absolute(x)
+        summed, over = (row, col) if ord in (1, -1) else (col, row)   # 1: max column sum; inf: max row sum
+        s = F.sum(a, axis=summed, keepdims=True)
+        res = F.max(s, axis=over, keepdims=True) if ord > 0 else F.min(s, axis=over, keepdims=True)
+        return res if keepdims else F.squeeze(res, axis=axis)
+    if ord in (2, -2, "nuc"):
+        m = F.moveaxis(x, (row, col), (-2, -1))
+        if m.shape[-2] > m.shape[-1]:   # the singular values of the transpose are the same
+            m = F.swapaxes(m, -1, -2)
+        sv = svd(m)[1]
+        res = F.sum(sv, axis=-1) if ord == "nuc" else F.max(sv, axis=-1) if ord == 2 else F.min(sv, axis=-1)
+        if keepdims:
+            for ax in sorted(axis):
+                res = F.expand_dims(res, ax)
+        return res
+    raise ValueError(f"Invalid norm order '{ord}' for matrices")
 
 
 def det(a) -> ndarray:

@@ -19,21 +19,26 @@ def seed(seed: int, ctx: Any = "all") -> None:  # noqa: A002
 
 
 def _size(size) -> tuple | None:
-    if size is None:
+    if size is None or size == ():   # MXNet: () means "the parameters' shape", as None
         return None
     return (int(size),) if isinstance(size, (int, onp.integer)) else tuple(size)
 
 
-def _sample(op: str, p1: str, v1, p2: str, v2, size, dtype, ctx, device, out):
-    inputs, attrs = [], {"size": _size(size), "ctx": ctx or device or current_context(),
-                         "dtype": "float32" if dtype is None else onp.dtype(dtype).name}
+def _sample(op: str, p1: str, v1, p2: str | None = None, v2=None, size=None, dtype=None, ctx=None,
+            device=None, out=None, with_dtype: bool = True):
+    """Call a sampler: array parameters become inputs (input1, input2 in order), numbers attributes."""
+    inputs, attrs = [], {"size": _size(size), "ctx": ctx or device or current_context()}
+    if with_dtype:
+        attrs["dtype"] = "float32" if dtype is None else onp.dtype(dtype).name
     for name, v in ((p1, v1), (p2, v2)):
-        if isinstance(v, NDArray):
+        if name is None:
+            continue
+        if isinstance(v, NDArray) or getattr(v, "_is_symbolic", False):
             inputs.append(v)
-        else:
+        elif isinstance(v, (int, float, onp.number)):
             attrs[name] = float(v)
-    if attrs["size"] is None and not inputs:
-        attrs["size"] = ()
+        else:
+            raise ValueError("Distribution parameters must be either mxnet.numpy.ndarray or numbers")
     return call(op, inputs, attrs, out=out)
 
 
@@ -91,3 +96,63 @@ def multinomial(n: int, pvals, size=None) -> ndarray:
     probs = probs / probs.sum()   # float32 probabilities may sum to 1 + eps (numpy refuses > 1)
     res = rng.generator(ctx).multinomial(int(n), probs, size=_size(size))
     return array_from(onp.asarray(res, dtype=onp.int64), ctx)
+
+
+def lognormal(mean=0.0, sigma=1.0, size=None, dtype=None, ctx=None, device=None, out=None) -> ndarray:
+    """exp of normal samples (differentiable in array mean / sigma)."""
+    from .functions import exp  # noqa: PLC0415 - functions imports this module's siblings
+    return exp(normal(mean, sigma, size, dtype, ctx, device, out))
+
+
+def logistic(loc=0.0, scale=1.0, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_logistic", "loc", loc, "scale", scale, size, None, ctx, device, out, with_dtype=False)
+
+
+def gumbel(loc=0.0, scale=1.0, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_gumbel", "loc", loc, "scale", scale, size, None, ctx, device, out, with_dtype=False)
+
+
+def exponential(scale=1.0, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_exponential", "scale", scale, size=size, ctx=ctx, device=device, out=out, with_dtype=False)
+
+
+def rayleigh(scale=1.0, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_rayleigh", "scale", scale, size=size, ctx=ctx, device=device, out=out, with_dtype=False)
+
+
+def weibull(a, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_weibull", "a", a, size=size, ctx=ctx, device=device, out=out, with_dtype=False)
+
+
+def pareto(a, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_pareto", "a", a, size=size, ctx=ctx, device=device, out=out, with_dtype=False)
+
+
+def power(a, size=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_powerd", "a", a, size=size, ctx=ctx, device=device, out=out)
+
+
+def gamma(shape, scale=1.0, size=None, dtype=None, ctx=None, device=None, out=None) -> ndarray:
+    return _sample("_npi_gamma", "shape", shape, "scale", scale, size, dtype, ctx, device, out)
+
+
+def beta(a, b, size=None, dtype=None, ctx=None, device=None) -> ndarray:
+    """X / (X + Y) with X ~ Gamma(a), Y ~ Gamma(b), drawn in float64 (as MXNet)."""
+    x = gamma(a, 1.0, size=size, dtype="float64", ctx=ctx, device=device)
+    y = gamma(b, 1.0, size=size, dtype="float64", ctx=ctx, device=device)
+    return (x / (x + y)).astype("float32" if dtype is None else dtype)
+
+
+def chisquare(df, size=None, dtype=None, ctx=None, device=None) -> ndarray:
+    """Chi-square samples: Gamma(df / 2, scale 2), numpy's distribution (MXNet 1.9.1 draws
+    Gamma(df / 2, 1 / 2), a quarter of the mean; this follows the documented distribution)."""
+    return gamma(df / 2, 2.0, size=size, dtype=dtype, ctx=ctx, device=device)
+
+
+def multivariate_normal(mean, cov, size=None, check_valid=None, tol=None) -> ndarray:
+    """Samples of N-D normals; shape `size + broadcast(mean, cov[..., 0])` (`_npi_mvn_fallback`)."""
+    if check_valid is not None:
+        raise NotImplementedError("Parameter `check_valid` is not supported")
+    if tol is not None:
+        raise NotImplementedError("Parameter `tol` is not supported")
+    return call("_npi_mvn_fallback", [mean, cov], {"size": _size(size)})

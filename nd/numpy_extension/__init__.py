@@ -40,7 +40,7 @@ _OPS = {
     "gammaln": "gammaln", "erf": "erf", "erfinv": "erfinv", "smooth_l1": "smooth_l1",
     "arange_like": "_contrib_arange_like", "gather_nd": "gather_nd", "roi_pooling": "ROIPooling",
     "instance_norm": "InstanceNorm", "group_norm": "GroupNorm", "stop_gradient": "BlockGrad",
-    "slice_axis": "slice_axis", "broadcast_like": "broadcast_like",
+    "slice_axis": "slice_axis", "broadcast_like": "broadcast_like", "constraint_check": "_npx_constraint_check",
 }
 for _public, _op_name in _OPS.items():
     try:
@@ -94,16 +94,4 @@ def _to_np(v: NDArray):
     return out
 
 
-def seed(seed: int, ctx="all") -> None:  # noqa: A002 - MXNet's name
-    """Reseed the random generators (`npx.random.seed(seed)`)."""
-    from ..rng import seed as _seed  # noqa: PLC0415
-    _seed(seed, ctx)
-
-
-class _Random:
-    """`npx.random.seed`."""
-
-    seed = staticmethod(seed)
-
-
-random = _Random()
+from . import random as random  # noqa: E402 - npx.random (seed, bernoulli, uniform_n, normal_n)

@@ -1,5 +1,6 @@
 """The numpy front end's creation and sampling operators (`_npi_zeros`, `_npi_full_like`,
-`_npi_arange`, `_npi_uniform`, `_npi_normal`, `_npi_random_randint`, ...).
+`_npi_arange`, `_npi_uniform`, `_npi_random_randint`, ...; `_npi_normal` and the other samplers
+are in np_random.py).
 
 Creation ops reuse init.py's kernels (the legacy `_zeros`, `_arange`, ... declarations)
 under MXNet's np names and attribute schemas; sampling ops draw with random.py's
@@ -43,9 +44,19 @@ for _name in ("zeros", "ones"):
 _clone("_npi_full", "_full", {"shape": _SHAPE, "ctx": _ctx_attr(), "dtype": _dtype_attr(),
                               "value": Attr("float", 0.0, "The fill value.")}, "numpy's full.")
 _clone("_npi_arange", "_arange", {k: v for k, v in get_op("_arange").schema.attrs.items()}, "numpy's arange.")
-_clone("_npi_eye", "_eye", {"N": Attr("int", 0, "Number of rows."), "M": Attr("int", None, "Number of columns."),
-                            "k": Attr("int", 0, "Index of the diagonal."), "ctx": _ctx_attr(),
-                            "dtype": _dtype_attr()}, "numpy's eye.")
+def _eye_shape(a) -> tuple:
+    m = a.N if a.M is None else a.M   # numpy: M=None means N, M=0 no columns
+    if a.N < 0 or m < 0:
+        raise AttrError(f"operator _npi_eye: negative dimensions are not allowed (N={a.N}, M={a.M})")
+    return (a.N, m)
+
+
+add_op(OpDef("_npi_eye", inputs=(), attrs={
+    "N": Attr("int", 0, "Number of rows."), "M": Attr("int", None, "Number of columns (None: N)."),
+    "k": Attr("int", 0, "Index of the diagonal."), "ctx": _ctx_attr(), "dtype": _dtype_attr()},
+    forward=lambda xp, a: (xp.eye(*_eye_shape(a), a.k, dtype=a.dtype or "float32"),),
+    infer_shape=lambda a: ([], [_eye_shape(a)]), infer_type=lambda a, *t: ([], [np.dtype(a.dtype or "float32")]),
+    gradient=ZERO_GRAD, hint="eye", doc="numpy's eye (M=None: square; M=0: no columns)."))
 
 
 def _identity(xp, a):
@@ -101,8 +112,7 @@ def _sampler(dist: str, p1: str, p2: str):
     return inputs, forward, infer_shape
 
 
-for _name, _dist, _p1, _p2 in (("_npi_uniform", "uniform", "low", "high"),
-                               ("_npi_normal", "normal", "loc", "scale")):
+for _name, _dist, _p1, _p2 in (("_npi_uniform", "uniform", "low", "high"),):   # _npi_normal: np_random.py
     _inputs, _fwd, _shape = _sampler(_dist, _p1, _p2)
     add_op(OpDef(_name, inputs=_inputs, attrs={
         _p1: Attr("float", None, "The first parameter (None: from input1)."),

@@ -12,6 +12,7 @@ import numpy as np
 from ..attrs import Attr
 from ..errors import ShapeError
 from ..registry import register
+from .reduce import sum_to_shape
 
 
 def _lift(kind: str, s: tuple) -> tuple:
@@ -100,3 +101,46 @@ _CONCAT_ATTRS = {"num_args": Attr("int", doc="Number of inputs."),
 for _kind, _attrs in (("hstack", _CONCAT_ATTRS), ("dstack", _CONCAT_ATTRS), ("vstack", _NUM_ARGS),
                       ("column_stack", _NUM_ARGS)):
     _make(_kind, _attrs)
+
+
+# -- broadcast_to -----------------------------------------------------------------------------
+
+def _broadcast_to_shape(a, s) -> tuple:
+    """numpy's rule on MXNet's attribute: trailing axes align, a -2 keeps the input's size,
+    0 is a real (empty) size."""
+    target = list(a.shape)
+    if len(s) > len(target):
+        raise ShapeError(f"operator _npi_broadcast_to: shape {tuple(s)} is not broadcastable to {tuple(target)}")
+    for i in range(len(target) - 1, len(target) - len(s) - 1, -1):
+        j = i - len(target) + len(s)
+        if target[i] == -2:
+            target[i] = s[j]
+        if s[j] != target[i] and s[j] != 1:
+            raise ShapeError(f"operator _npi_broadcast_to: shape {tuple(s)} is not broadcastable to "
+                             f"{tuple(a.shape)}")
+    if any(d < 0 for d in target):
+        raise ShapeError(f"operator _npi_broadcast_to: the objective shape {tuple(a.shape)} must be known")
+    return tuple(target)
+
+
+_BCAST_ATTRS = {"shape": Attr("shape", (), "The target shape (-2: the input's size on that axis).")}
+
+
+@register("_npi_broadcast_to", inputs=("array",), attrs=dict(_BCAST_ATTRS), hint="broadcast_to",
+          infer_shape=lambda a, s: None if s is None else ([s], [_broadcast_to_shape(a, s)]))
+def _npi_broadcast_to(xp, a, x):
+    """numpy's broadcast_to (a copy, as MXNet's)."""
+    return (xp.array(xp.broadcast_to(x, _broadcast_to_shape(a, x.shape))),)
+
+
+@_npi_broadcast_to.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [F._backward_np_broadcast_to(ograds[0], inputs[0], **a.values())]
+
+
+@register("_backward_np_broadcast_to", inputs=("ograd", "array"), attrs=dict(_BCAST_ATTRS), public=False,
+          fluent=False, infer_shape=lambda a, g, s: None if s is None else ([g, s], [s]),
+          infer_type=lambda a, g, t: None if t is None else ([g, t], [t]))
+def _backward_np_broadcast_to(xp, a, g, x):
+    """broadcast_to's gradient: the head gradient summed back to the input's shape."""
+    return (sum_to_shape(xp, g, x.shape).astype(x.dtype, copy=False),)

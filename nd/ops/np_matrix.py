@@ -230,7 +230,7 @@ def _reshape_grad(F, a, inputs, outputs, ograds):
 
 
 def _np_reshape_shape(a, data):
-    if data is None or (0 in data and -1 in tuple(a.newshape)):   # a 0 may be a dimension not known yet
+    if data is None:   # numpy shapes: an empty (0) dimension is a real size
         return None
     return [data], [np_reshape_out("_np_reshape", tuple(data), a.newshape)]
 
@@ -395,9 +395,7 @@ def _matmul_shape(a, ls, rs):
     if ls is None or rs is None:
         return None
     ls, rs = _fill_contracted(ls, rs, -2 if len(rs) > 1 else 0)
-    if not (shape_known(ls) and shape_known(rs)):
-        return [ls, rs], [None]
-    return [ls, rs], [_matmul_out(ls, rs)]
+    return [ls, rs], [_matmul_out(ls, rs)]   # numpy shapes: an empty (0) dimension is a real size
 
 
 def _matmul_grad(F, a, inputs, outputs, ograds):

@@ -97,16 +97,6 @@ def test_unravel_index():
         np.unravel_index(np.array([1], dtype="int64"), (7, 6), order="F")
 
 
-def test_diag_indices_from():
-    got = np.diag_indices_from(np.ones((3, 3, 3)))
-    assert len(got) == 3 and all(g.dtype == onp.int64 for g in got)
-    onp.testing.assert_array_equal(got[0].asnumpy(), [0, 1, 2])
-    with pytest.raises(ValueError, match="equal length"):
-        np.diag_indices_from(np.ones((3, 2)))
-    with pytest.raises(ValueError, match="2-d"):
-        np.diag_indices_from(np.ones(3))
-
-
 def test_aliases_and_all_any_methods():
     x = np.array([[0., 1.], [0., 0.]])
     assert np.sometrue(x).item() is True and np.product(np.array([2., 3.])).item() == 6.0

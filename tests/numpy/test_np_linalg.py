@@ -232,3 +232,32 @@ def test_grad_req_null_drops_the_gradient_after_backward():
         c = (a * b).sum()
     c.backward()
     assert a.grad is None and b.grad.asnumpy().tolist() == [1.0, 1.0]
+
+
+@pytest.mark.parametrize("shape,ord_,axis", [
+    ((2, 3, 4), 4, 1), ((2, 3), -1, None), ((2, 3, 4), "inf", 1), ((2, 3, 4), "-inf", (1, 0)),
+    ((3, 2, 3), None, (1, 2)), ((2, 3), None, None), ((2, 0, 4), "fro", (0, 2)), ((2, 3, 4), -3.2, 2),
+    ((2, 3, 4), -1, (0, 1)), ((2, 3, 4), "inf", (0, 2)), ((4, 4, 4, 4), -2, (0, 2)), ((2, 3, 4), "nuc", (0, 2)),
+    ((2, 2), "nuc", None), ((2, 3, 4, 5), 2, (2, 3)), ((5, 3), 2, None),
+])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_matches_numpy_eager_and_hybridized(shape, ord_, axis, keepdims):
+    x_np = onp.random.default_rng(0).uniform(-10, 10, shape)
+    np_ord = {"inf": onp.inf, "-inf": -onp.inf}.get(ord_, ord_) if isinstance(ord_, str) else ord_
+    want = onp.linalg.norm(x_np, ord=np_ord, axis=axis, keepdims=keepdims)
+    eager, hyb = _both(lambda F, a: F.np.linalg.norm(a, ord=ord_, axis=axis, keepdims=keepdims),
+                       np.array(x_np, dtype="float64"))
+    for got in (eager[0], hyb[0]):
+        assert got.shape == want.shape
+        onp.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+def test_spectral_norm_gradient_is_the_top_singular_pair():
+    x_np = onp.random.default_rng(3).standard_normal((3, 4))
+    x = np.array(x_np, dtype="float64")
+    x.attach_grad()
+    with autograd.record():
+        n = np.linalg.norm(x, ord=2)
+    n.backward()
+    u, _, vh = onp.linalg.svd(x_np)
+    onp.testing.assert_allclose(x.grad.asnumpy(), onp.outer(u[:, 0], vh[0]), atol=1e-8)

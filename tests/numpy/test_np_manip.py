@@ -124,3 +124,56 @@ def test_legacy_random_draws_a_0d_sample_under_numpy_shape():
     assert mx.nd.random.uniform(shape=()).shape == ()
     npx.reset_np()
     assert mx.nd.random.uniform(shape=(2,)).shape == (2,)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+def test_diagonals_follow_numpy_beyond_the_matrix(hybridize):
+    x_np = onp.arange(10.0).reshape(2, 5)
+    for fn, args, want in [("diag", (-6,), onp.diag(x_np, -6)), ("diag", (2,), onp.diag(x_np, 2)),
+                           ("diagonal", (1, 1, 0), onp.diagonal(x_np, 1, 1, 0)),
+                           ("diagflat", (1,), onp.diagflat(x_np, 1))]:
+        net = _Fn(lambda F, a, fn=fn, args=args: getattr(F.np, fn)(a, *args))
+        if hybridize:
+            net.hybridize()
+        x = np.array(x_np)
+        x.attach_grad()
+        with autograd.record():
+            y = net(x)
+        y.backward(np.ones(want.shape))
+        onp.testing.assert_array_equal(y.asnumpy(), want)
+        mask = onp.zeros(x_np.size)   # the gradient of a selection is its indicator
+        for i in range(x_np.size):
+            e = onp.zeros(x_np.size)
+            e[i] = 1
+            mask[i] = getattr(onp, fn)(e.reshape(x_np.shape), *args).sum()
+        onp.testing.assert_array_equal(x.grad.asnumpy(), mask.reshape(x_np.shape))
+
+
+def test_eye_with_zero_columns_and_diag_indices():
+    assert np.eye(4, 0).shape == (4, 0) and np.eye(3, None, 1).shape == (3, 3)
+    with pytest.raises(MXNetError):
+        np.eye(-1)
+    rows, cols = np.diag_indices_from(np.ones((3, 3)))
+    assert rows.asnumpy().tolist() == [0, 1, 2] == cols.asnumpy().tolist()
+
+
+def test_reflected_scalar_arithmetic_on_integer_arrays():
+    a = np.array([1, 2], dtype="int32")
+    assert (5 - a).asnumpy().tolist() == [4, 3]
+    assert (5 / a).asnumpy().tolist() == [5.0, 2.5] and (5 / a).dtype == onp.float32
+    assert (2 ** a).asnumpy().tolist() == [2, 4] and (7 % a).asnumpy().tolist() == [0, 1]
+
+
+def test_where_with_traced_arrays_and_broadcast_to_with_empty_axes():
+    net = _Fn(lambda F, c, x, y: F.np.where(c, x, y))
+    net.hybridize()
+    got = net(np.array([1.0, 0.0]), np.ones((2, 2)), np.zeros((2,)))
+    onp.testing.assert_array_equal(got.asnumpy(), [[1, 0], [1, 0]])
+    net = _Fn(lambda F, a: F.np.broadcast_to(a, (2, 4, 0)))
+    net.hybridize()
+    x = np.ones((4, 1))
+    x.attach_grad()
+    with autograd.record():
+        y = net(x)
+    y.backward()
+    assert y.shape == (2, 4, 0) and x.grad.asnumpy().tolist() == [[0.0]] * 4

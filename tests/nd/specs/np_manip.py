@@ -55,3 +55,31 @@ def _backward_ref(kind):
 SPECS = [OpSpec(f"_npi_{k}", case=_case(k), ref=_ref(k)) for k in _REF] + [
     OpSpec(f"_backward_np_{k}", case=_backward_case(k), ref=_backward_ref(k),
            nondiff="a gradient kernel (checked through its forward operator)") for k in _REF]
+
+
+def _broadcast_to_case(draw):
+    src = draw(st.lists(st.sampled_from([1, 2, 3]), min_size=0, max_size=3))
+    lead = draw(st.lists(st.integers(0, 3), max_size=2))
+    target = list(lead) + [draw(st.integers(0, 3)) if d == 1 else draw(st.sampled_from([d, -2])) for d in src]
+    return [draw(arr(tuple(src)))], {"shape": tuple(target)}
+
+
+def _broadcast_to_ref(x, shape, **kw):
+    s = tuple(x.shape[i - len(shape) + x.ndim] if d == -2 else d for i, d in enumerate(shape))
+    return np.broadcast_to(x, s)
+
+
+def _broadcast_to_backward_case(draw):
+    (x,), attrs = _broadcast_to_case(draw)
+    return [draw(arr(_broadcast_to_ref(x, **attrs).shape)), x], attrs
+
+
+def _broadcast_to_backward_ref(g, x, **kw):
+    lead = g.ndim - x.ndim
+    g = g.sum(axis=tuple(range(lead))) if lead else g
+    return g.sum(axis=tuple(i for i, d in enumerate(x.shape) if d == 1), keepdims=True).reshape(x.shape)
+
+
+SPECS += [OpSpec("_npi_broadcast_to", case=_broadcast_to_case, ref=_broadcast_to_ref),
+          OpSpec("_backward_np_broadcast_to", case=_broadcast_to_backward_case, ref=_broadcast_to_backward_ref,
+                 nondiff="a gradient kernel (checked through _npi_broadcast_to)")]

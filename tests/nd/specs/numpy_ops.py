@@ -302,6 +302,5 @@ SPECS = (
        _creation("_npi_identity", lambda draw: {"shape": (draw(st.integers(1, 4)),) * 2},
                  lambda shape: np.eye(shape[0])),
        _random("_npi_uniform", lambda draw: {"low": -1.0, "high": 1.0, "size": draw(_SHAPE)}),
-       _random("_npi_normal", lambda draw: {"loc": 0.0, "scale": 2.0, "size": draw(_SHAPE)}),
        _random("_npi_random_randint", lambda draw: {"low": 0, "high": 5, "shape": draw(_SHAPE)})]
 )
