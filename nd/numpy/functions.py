@@ -12,7 +12,6 @@ from typing import Any
 import numpy as onp
 
 from ..backend import Context, as_dtype, current_context
-from ..ndarray import NDArray
 from .multiarray import (_BINARY, _is_scalar, array, array_from, binary, call, ndarray, reduce_call,
                          reshape_call, transpose_call)
 
@@ -58,7 +57,7 @@ def full(shape, fill_value, dtype=None, order="C", ctx=None, device=None, out=No
     """An array filled with `fill_value` (float32 unless `dtype`, as MXNet; an array fill
     value is broadcast)."""
     _c_order("full", order)
-    if isinstance(fill_value, NDArray):
+    if not _is_scalar(fill_value):   # an array (or a traced one): broadcast
         return broadcast_to(fill_value.astype(dtype or fill_value.dtype), _shape(shape))
     return call("_npi_full", [], {"shape": _shape(shape), "ctx": _ctx(ctx, device), "dtype": _dt(dtype),
                                   "value": float(fill_value)}, out=out)
@@ -438,7 +437,7 @@ def argsort(a, axis=-1, kind=None, order=None) -> ndarray:
 def take(a, indices, axis=None, mode="raise", out=None) -> ndarray:
     if axis is None:
         a, axis = a.reshape(-1), 0
-    if not isinstance(indices, NDArray):
+    if _is_scalar(indices) or isinstance(indices, (list, tuple, onp.ndarray)):
         indices = array(indices, dtype=onp.int64, ctx=a.ctx)
     return call("take", [a, indices], {"axis": axis, "mode": "clip" if mode == "raise" else mode}, out=out)
 

@@ -47,6 +47,8 @@ def softmax_kernel(xp, x, axis: int, temperature: float | None = None, *, negate
     wider of the input and output dtypes and returns `dtype` (default: x's).
     """
     out_dtype = np.dtype(dtype or x.dtype)
+    if x.size == 0:   # nothing to normalise (numpy-shape zero-size inputs)
+        return xp.zeros(x.shape, dtype=out_dtype)
     z = x.astype(np.promote_types(x.dtype, out_dtype), copy=False)
     if temperature is not None and temperature != 1.0:
         z = z / z.dtype.type(temperature)

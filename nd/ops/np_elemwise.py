@@ -68,19 +68,30 @@ def np_broadcast_shape(a, lhs, rhs):
     return [lhs, rhs], [tuple(out)]
 
 
-def _promote_type(a, lhs, rhs):
-    if lhs is None or rhs is None:
-        return None
-    return [lhs, rhs], [promote(lhs, rhs)]
+# two bool arrays stay bool for these (MXNet 1.9.1: logical or / and, x ** y = x or not y)
+_BOOL_KERNELS = {"add": lambda xp, x, y: xp.logical_or(x, y), "multiply": lambda xp, x, y: xp.logical_and(x, y),
+                 "power": lambda xp, x, y: xp.logical_or(x, xp.logical_not(y))}
 
 
-def _binary_np_forward(kernel, true_divide: bool = False):
+def _binary_np_forward(kernel, true_divide: bool = False, name: str = ""):
     def forward(xp, a, lhs, rhs):
+        if lhs.dtype == _BOOL and rhs.dtype == _BOOL and name in _BOOL_KERNELS:
+            return (xp.asarray(_BOOL_KERNELS[name](xp, lhs, rhs)),)
         dt = promote(lhs.dtype, rhs.dtype)
         if true_divide and dt.kind in "iub":
             dt = _F32
         return (xp.asarray(kernel(xp, lhs.astype(dt, copy=False), rhs.astype(dt, copy=False))),)
     return forward
+
+
+def _np_binary_type(name: str):
+    def infer(a, lhs, rhs):
+        if lhs is None or rhs is None:
+            return None
+        if np.dtype(lhs) == _BOOL and np.dtype(rhs) == _BOOL and name in _BOOL_KERNELS:
+            return [lhs, rhs], [_BOOL]
+        return [lhs, rhs], [promote(lhs, rhs)]
+    return infer
 
 
 def _compare_forward(kernel):
@@ -106,8 +117,8 @@ NP_COMPARE = {"equal": "equal", "not_equal": "not_equal", "greater": "greater",
 for _np_name, _key in NP_BINARY.items():
     _fn, _cexpr, _rule = BINARY[_key]
     add_op(OpDef("_npi_" + _np_name, inputs=("lhs", "rhs"),
-                 forward=_binary_np_forward(_fn, true_divide=_np_name == "true_divide"),
-                 infer_shape=np_broadcast_shape, infer_type=_promote_type,
+                 forward=_binary_np_forward(_fn, true_divide=_np_name == "true_divide", name=_np_name),
+                 infer_shape=np_broadcast_shape, infer_type=_np_binary_type(_np_name),
                  gradient=_binary_gradient(_key, _rule, True), hint=_np_name,
                  doc=f"numpy's {_np_name} with broadcasting and MXNet's numpy type promotion."))
 

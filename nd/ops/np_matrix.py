@@ -208,21 +208,9 @@ def npx_reshape_out(shape: tuple, newshape: tuple, reverse: bool = False) -> tup
 
 
 def _reverse_codes(spec) -> list:
-    """The -6 groups keep their order when the code list is read right to left."""
-    out, j = [], len(spec) - 1
-    items = []
-    k = 0
-    while k < len(spec):
-        if spec[k] == -6:
-            items.append([-6, spec[k + 1], spec[k + 2]])
-            k += 3
-        else:
-            items.append([spec[k]])
-            k += 1
-    for it in reversed(items):
-        out += [it[0], it[2], it[1]] if it[0] == -6 else it
-    del j
-    return out
+    """reverse=True reads the codes right to left, as MXNet reverses both the input shape and the
+    code list (so a -6 splits with the two codes that precede it)."""
+    return list(reversed(spec))
 
 
 def _reshape_grad(F, a, inputs, outputs, ograds):

@@ -32,7 +32,7 @@ def test_import_paths_and_mode():
 
 @pytest.mark.parametrize("lhs,rhs,want", [
     ("int32", "float32", "float32"), ("int32", "float64", "float64"), ("int32", "int64", "int64"),
-    ("uint8", "int8", "int32"), ("bool", "bool", "float32"), ("float32", "float64", "float64"),
+    ("uint8", "int8", "int32"), ("bool", "bool", "bool"), ("float32", "float64", "float64"),
     ("bool", "int32", "int32"), ("float32", "float32", "float32"),
 ])
 def test_binary_type_promotion(lhs, rhs, want):

@@ -177,3 +177,31 @@ def test_where_with_traced_arrays_and_broadcast_to_with_empty_axes():
         y = net(x)
     y.backward()
     assert y.shape == (2, 4, 0) and x.grad.asnumpy().tolist() == [[0.0]] * 4
+
+
+def test_full_and_take_with_traced_arrays():
+    net = _Fn(lambda F, v: F.np.full((2, 3), v, dtype="int32"))
+    net.hybridize()
+    out = net(np.array([1.0, 2.0, 3.0]))
+    assert out.dtype == onp.int32 and out.asnumpy().tolist() == [[1, 2, 3]] * 2
+    net = _Fn(lambda F, a, i: F.np.take(a, i, axis=1))
+    net.hybridize()
+    got = net(np.arange(6.0).reshape(2, 3), np.array([2, 0], dtype="int64"))
+    assert got.asnumpy().tolist() == [[2.0, 0.0], [5.0, 3.0]]
+
+
+def test_npx_reshape_reverse_reads_codes_right_to_left_and_softmax_of_empty():
+    x = np.ones((8, 5, 4, 6))
+    assert npx.reshape(x, (-4, -1, 3, -6), reverse=True).shape == (8, 5, 4, 2, 3)
+    assert npx.reshape(np.ones((64, 1, 2, 3)), (-6, 16, -1, -4)).shape == (16, 4, 1, 2, 3)
+    net = _Fn(lambda F, a: F.npx.softmax(a, axis=-1))
+    net.hybridize()
+    assert net(np.ones((3, 0, 4))).shape == (3, 0, 4)
+
+
+def test_bool_arithmetic_stays_bool_as_mxnet():
+    a, b = np.array([1, 0, 1], dtype="bool"), np.array([1, 1, 0], dtype="bool")
+    assert (a + b).dtype == onp.bool_ and (a + b).asnumpy().tolist() == [True, True, True]
+    assert (a * b).asnumpy().tolist() == [True, False, False]
+    assert np.power(a, b).asnumpy().tolist() == [True, False, True]
+    assert np.true_divide(a, np.array([1, 1, 1], dtype="bool")).dtype == onp.float32
