@@ -14,6 +14,7 @@ from typing import Any
 from collections.abc import Callable
 
 from hybridgraph.symbol.naming import NameManager, Prefix
+from hybridgraph.util import is_np_array
 
 from .parameter import Parameter, ParameterDict, load_param_file, load_params_into
 
@@ -282,6 +283,9 @@ class Block:
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             hook(self, args, out)
+        if is_np_array():   # numpy mode: mx.np arrays out only (MXNet's TypeError)
+            from .call_checks import check_np_outputs  # noqa: PLC0415 - call_checks imports the tracer
+            check_np_outputs(out)
         return out
 
     def forward(self, *args: Any) -> Any:

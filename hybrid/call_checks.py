@@ -131,3 +131,32 @@ def check_hybridized_call(block: Any, args: tuple, flat: list) -> None:
         raise ValueError(f"The argument structure of HybridBlock does not match the cached version. Stored "
                          f"format = {old}, input format = {new} (-1 marks None); hybridize() again "
                          "to call the block with another structure")
+
+
+_NOT_NP = ("Block's output ndarrays/symbols must be of type `mxnet.numpy.ndarray` or "
+           "`mxnet.symbol.numpy._Symbol`, while got output type {}: convert classic arrays with "
+           "as_np_ndarray()")
+_MIXED = ("Found both classic symbol (mx.sym.Symbol) and numpy symbol (mx.sym.np._Symbol) in the outputs of "
+          "{}: a hybridized block cannot group them into one graph; convert them to one kind, with "
+          "as_np_ndarray() (numpy outputs) or as_nd_ndarray() (classic outputs) on each")
+
+
+def check_np_outputs(out: Any) -> None:
+    """In numpy mode a block returns mx.np arrays only (MXNet's TypeError otherwise): a classic
+    NDArray, or a traced value made classic with as_nd_ndarray(), among the outputs is refused."""
+    from hybridgraph.nd.numpy.multiarray import ndarray as np_ndarray  # noqa: PLC0415 - nd.numpy imports gluon
+    from hybridgraph.symbol.tracer import LegacyTracer  # noqa: PLC0415
+    if (isinstance(out, NDArray) and not isinstance(out, np_ndarray)) or type(out) is LegacyTracer:
+        raise TypeError(_NOT_NP.format(type(out)))
+    if isinstance(out, (list, tuple)):
+        for o in out:
+            check_np_outputs(o)
+
+
+def check_traced_outputs(block: Any, outs: list) -> None:
+    """A numpy-mode trace whose outputs mix classic and numpy values is MXNet's TypeError."""
+    from hybridgraph.symbol.tracer import LegacyTracer  # noqa: PLC0415
+    kinds = {type(o) is LegacyTracer for o in outs}
+    if len(kinds) > 1:
+        raise TypeError(_MIXED.format(block.name))
+    check_np_outputs(outs)

@@ -16,7 +16,7 @@ from hybridgraph import nd
 from hybridgraph import symbol as sym_module
 from hybridgraph.nd import autograd
 from hybridgraph.nd.errors import DTypeError
-from hybridgraph.util import is_np_array
+from hybridgraph.util import is_np_array, is_np_shape
 from hybridgraph.nd.numpy.multiarray import as_np
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.plan.plan_cache import plan_cache_info
@@ -28,6 +28,10 @@ from .call_checks import check_call, check_hybridized_call
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
 from .utils import export_paths
+
+
+def _zero_size_np(flat: list) -> bool:
+    return is_np_shape() and any(isinstance(x, nd.NDArray) and 0 in x.shape for x in flat)
 
 
 class HybridBlock(Block):
@@ -76,7 +80,9 @@ class HybridBlock(Block):
         if self._active and current_trace() is None:
             flat = flatten_call(args, kwargs)[0]
             check_hybridized_call(self, args, flat)
-            if any(isinstance(x, nd.NDArray) for x in flat):    # a hybridized call on arrays
+            # a hybridized call on arrays; zero-size np arrays run eagerly: the graph planner's
+            # shape inference reads a 0 dimension as unknown (MXNet's legacy convention)
+            if any(isinstance(x, nd.NDArray) for x in flat) and not _zero_size_np(flat):
                 for hook in list(self._forward_pre_hooks.values()):
                     hook(self, args)
                 out = self._call_cached(args, kwargs, flat)

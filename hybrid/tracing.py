@@ -17,7 +17,8 @@ import numpy as np
 from hybridgraph import nd
 from hybridgraph.symbol import Symbol
 from hybridgraph.symbol.graph import IndexedGraph
-from hybridgraph.symbol.tracer import TraceState, Tracer, trace_scope
+from hybridgraph.symbol.tracer import LegacyTracer, TraceState, Tracer, trace_scope
+from hybridgraph.util import is_np_array
 
 from .parameter import _TRACING, Parameter
 
@@ -144,6 +145,9 @@ def trace_block(block: Any, args: tuple, kwargs: dict) -> TracedGraph:
                 raise TypeError(f"{block.name}: a hybridized block must return arrays computed from its inputs, "
                                 f"got {type(o).__name__} among its outputs")
         out_flat = [o for o in out_flat if isinstance(o, Symbol)]
+        if is_np_array():
+            from .call_checks import check_traced_outputs  # noqa: PLC0415 - call_checks imports this module
+            check_traced_outputs(block, out_flat)
         if not out_flat:
             raise TypeError(f"{block.name}: a hybridized block must return at least one array computed "
                             "from its inputs")
@@ -169,7 +173,7 @@ def block_paths(root: Any) -> dict[int, list[str]]:
 def _split_groups(out: Any) -> Any:
     """A multi-output symbol returned as one value becomes a list of single outputs."""
     if isinstance(out, Symbol) and len(out._outputs) > 1:
-        return [Tracer([e]) for e in out._outputs]
+        return [(LegacyTracer if type(out) is LegacyTracer else Tracer)([e]) for e in out._outputs]
     if isinstance(out, (list, tuple)):
         return type(out)(_split_groups(o) for o in out)
     return out

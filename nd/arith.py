@@ -129,6 +129,10 @@ def make_split_v2(ns: Any) -> Callable:
         indices, sections = [], 0
         if isinstance(indices_or_sections, int):
             sections = indices_or_sections
+            shape = getattr(ary, "shape", None)   # a Symbol's is not known here (MXNet checks arrays only)
+            size = shape[axis] if isinstance(shape, tuple) and -len(shape) <= axis < len(shape) else None
+            if isinstance(size, int) and sections and size % sections:
+                raise ValueError("array split does not result in an equal division")
         elif isinstance(indices_or_sections, tuple):
             indices = [0, *indices_or_sections]
         else:

@@ -399,8 +399,9 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
             src.var_attrs["__init__"] = op.var_init[pos]
     node = Node(op, name, attrs, entries, hidden)
     outputs = [(node, i) for i in range(op.num_visible_outputs(attrs))]
-    from .tracer import Tracer, abstract_eval, current_trace
+    from .tracer import LegacyTracer, Tracer, abstract_eval, current_trace
     if current_trace() is not None:
         abstract_eval(op, attrs, entries, [(node, i) for i in range(node.num_outputs())])
-        return Tracer(outputs)
+        # computed from a classic value (x.as_nd_ndarray() in numpy mode): classic too, as in MXNet
+        return (LegacyTracer if any(type(x) is LegacyTracer for x in inputs) else Tracer)(outputs)
     return Symbol(outputs)

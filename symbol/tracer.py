@@ -241,12 +241,34 @@ class Tracer(Symbol):
         if is_np_array():   # numpy mode: `x + y` traces MXNet's np ops (`_npi_add`, ...)
             from hybridgraph.nd.numpy.multiarray import traced_binary
             return traced_binary(self, other, tensor_op, reverse)
-        if isinstance(other, Symbol) and tensor_op in _BROADCAST_OF:
-            lhs, rhs = (other, self) if reverse else (self, other)
-            ls, rs = _shape_of(lhs), _shape_of(rhs)
-            if ls is None or rs is None or tuple(ls) != tuple(rs):
-                tensor_op = _BROADCAST_OF[tensor_op]
-        return Symbol._binary(self, other, tensor_op, scalar_op, reverse)
+        return _legacy_binary(self, other, tensor_op, scalar_op, reverse)
+
+
+def _legacy_binary(self: Tracer, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool):
+    """NDArray arithmetic traced: same shapes -> MXNet's elementwise op, else the broadcast op."""
+    if isinstance(other, Symbol) and tensor_op in _BROADCAST_OF:
+        lhs, rhs = (other, self) if reverse else (self, other)
+        ls, rs = _shape_of(lhs), _shape_of(rhs)
+        if ls is None or rs is None or tuple(ls) != tuple(rs):
+            tensor_op = _BROADCAST_OF[tensor_op]
+    return Symbol._binary(self, other, tensor_op, scalar_op, reverse)
+
+
+class LegacyTracer(Tracer):
+    """A traced value seen as a classic NDArray in numpy mode (`x.as_nd_ndarray()`, MXNet's classic
+    Symbol): its arithmetic and methods trace the legacy operators, values computed from it stay
+    classic, and a numpy-mode block may not return it (MXNet's TypeError, tracing.py)."""
+
+    __slots__ = ()
+
+    def _binary(self, other: Any, tensor_op: str, scalar_op: str | None, reverse: bool = False):
+        return _legacy_binary(self, other, tensor_op, scalar_op, reverse)
+
+    def as_np_ndarray(self) -> Tracer:
+        return Tracer(self._outputs)
+
+    def as_nd_ndarray(self) -> "LegacyTracer":
+        return self
 
 
 def _shape_of(s: Symbol):
@@ -342,5 +364,16 @@ def _np_mode_method(name: str, legacy):
 
 for _name in ("dot", "sum", "mean", "prod", "max", "min", "argmax", "argmin", "reshape", "transpose", "flatten",
               "squeeze", "expand_dims", "swapaxes", "astype", "clip", "repeat", "tile", "var", "std", "cumsum"):
-    setattr(Tracer, _name, _np_mode_method(_name, getattr(Tracer, _name, None)))
-Tracer.as_nd_ndarray = Tracer.as_np_ndarray = lambda self: self   # one graph value either way
+    _legacy = getattr(Tracer, _name, None)
+    setattr(Tracer, _name, _np_mode_method(_name, _legacy))
+    if _legacy is not None:   # a classic value keeps the Symbol method in numpy mode too
+        setattr(LegacyTracer, _name, _legacy)
+Tracer.as_np_ndarray = lambda self: self   # one graph value either way; only its class differs
+
+
+def _as_nd_ndarray(self: Tracer) -> Tracer:
+    from hybridgraph.util import is_np_array
+    return LegacyTracer(self._outputs) if is_np_array() else self
+
+
+Tracer.as_nd_ndarray = _as_nd_ndarray

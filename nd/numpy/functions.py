@@ -271,6 +271,7 @@ def min(a, axis=None, out=None, keepdims=False):  # noqa: A001
 
 
 amax, amin = max, min
+product = prod   # MXNet registers _np_product as an alias of _np_prod
 
 
 def argmax(a, axis=None, out=None):
@@ -479,12 +480,15 @@ def vdot(a, b) -> ndarray:
 
 def any(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
     """Whether any element is non-zero (bool), from registry ops."""
-    return greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+    return _into("any", greater(sum(not_equal(a, 0), axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
 
 
 def all(a, axis=None, out=None, keepdims=False) -> ndarray:  # noqa: A001
     """Whether every element is non-zero (bool), from registry ops."""
-    return equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0)  # noqa: F821
+    return _into("all", equal(sum(equal(a, 0), axis=axis, keepdims=keepdims), 0), out)  # noqa: F821
+
+
+sometrue = any   # MXNet: _np_sometrue is an alias of _np_any
 
 
 def average(a, axis=None, weights=None, returned=False, out=None):
@@ -545,14 +549,20 @@ def append(arr, values, axis=None) -> ndarray:
 
 
 def vsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
     return split(ary, indices_or_sections, axis=0)
 
 
 def hsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 1:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
     return split(ary, indices_or_sections, axis=1 if ary.ndim > 1 else 0)
 
 
 def dsplit(ary, indices_or_sections) -> list:
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
     return split(ary, indices_or_sections, axis=2)
 
 

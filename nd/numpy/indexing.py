@@ -70,6 +70,8 @@ def getitem(x, key):
 
 
 def _getitem_recorded(x, key):
+    if not x._is_symbolic and x.size == 0:   # the slice ops' reshape reads 0 as "keep" (legacy)
+        return _take_positions(x, key)
     if _is_basic(key):
         out = as_np(_getitem_ops(x, key))
         try:
@@ -102,6 +104,15 @@ def _getitem_recorded(x, key):
         idx = array_from(pos % max(n, 1), x._ctx)
     if hasattr(idx, "_is_symbolic"):
         return as_np(invoke(get_op("take"), [x, idx], {"axis": 0}))
+    if not x._is_symbolic:
+        return _take_positions(x, key)
     raise MXNetError("advanced indexing other than one integer or boolean index array on the first "
                      "axis is not supported while recording or tracing; use np.take or npx.pick")
 
+
+def _take_positions(x, key):
+    """Any numpy index of a recorded array: numpy indexes the array of flat positions, and `take`
+    gathers them (its gradient scatters back, adding where positions repeat)."""
+    pos = onp.arange(x.size, dtype=onp.int64).reshape(x.shape)[np_key(key)]
+    flat = invoke(get_op("_np_reshape"), [x], {"newshape": (-1,)})
+    return as_np(invoke(get_op("take"), [flat, array_from(onp.array(pos, order="C"), x._ctx)], {"axis": 0}))

@@ -22,6 +22,7 @@ from ..errors import MXNetError
 from ..ndarray import NDArray
 from ..registry import get_op
 from ..writes import note_write
+from . import protocol
 
 _SCALARS = (numbers.Number, onp.number, onp.bool_)
 _new = object.__new__
@@ -125,28 +126,31 @@ def _binary_method(key: str, reverse: bool = False, inplace: bool = False):
     fast = _FAST.get(key)
     kinds = "f" if key == "truediv" else "fiu"   # integer true division gives float32 (MXNet)
 
+    use_fast = fast is not None and not inplace
+    state_get, plain = autograd._STATE.get, onp.ndarray
+
     def method(self, other):
-        if fast is not None and not inplace and type(self) is ndarray:
+        if use_fast and type(self) is ndarray:
             tp = type(other)
             a = self._data
             if tp is ndarray:
                 b = other._data
-                if (a.dtype is b.dtype and type(a) is onp.ndarray and a.dtype.kind in kinds
-                        and self._ctx is other._ctx
-                        and not (autograd._STATE.get()[0] and (self._ag is not None or other._ag is not None))):
+                dt = a.dtype
+                if (dt is b.dtype and type(a) is plain and dt.kind in kinds and self._ctx is other._ctx
+                        and ((self._ag is None and other._ag is None) or not state_get()[0])):
                     out = _new(ndarray)   # the eager hot path: one ufunc, no dispatch
                     out._data, out._ctx = (fast(b, a) if reverse else fast(a, b)), self._ctx
                     out._ag = out._ver = None
                     return out
-            elif ((tp is float or tp is int) and type(a) is onp.ndarray and a.dtype.kind == "f"
-                  and not (autograd._STATE.get()[0] and self._ag is not None)):
+            elif ((tp is float or tp is int) and type(a) is plain and a.dtype.kind == "f"
+                  and (self._ag is None or not state_get()[0])):
                 sc = a.dtype.type(other)   # MXNet casts the scalar to the array's dtype
                 out = _new(ndarray)
                 out._data, out._ctx = (fast(sc, a) if reverse else fast(a, sc)), self._ctx
                 out._ag = out._ver = None
                 return out
         if reverse:
-            res = binary(other, self, top, sop, rsop)   # lhs is the scalar: binary picks rsop
+            res = binary(other, self, top, sop, rsop)   # other (op) self: a scalar other takes rsop
         else:
             res = binary(self, other, top, sop, rsop)
         if inplace:
@@ -202,6 +206,10 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
         else:
             shape = (shape,) if isinstance(shape, int) else tuple(shape or ())
             super().__init__(ctx.xp.empty(shape, dtype=as_dtype(dtype or "float32")), ctx)
+
+    # numpy's dispatch protocols: numpy.sum(x) runs mx.np.sum, numpy.median(x) falls back (protocol.py)
+    __array_function__ = protocol.array_function
+    __array_ufunc__ = protocol.array_ufunc
 
     # -- conversion -------------------------------------------------------------------
     @property
@@ -293,6 +301,19 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
             raise TypeError(f"reshape() got unexpected keyword arguments {sorted(kwargs)}")
         return reshape_call(self, shape, order)
 
+    def reshape_view(self, *shape, **kwargs) -> "ndarray":
+        """The legacy NDArray.reshape (MXNet's special codes 0, -1, -2, -3, -4) as an np array."""
+        return as_np(NDArray.reshape(self, *shape, **kwargs))
+
+    def slice_assign(self, rhs, begin, end, step) -> "ndarray":
+        """self[begin:end:step] = rhs in place (`_slice_assign`); returns self."""
+        return call("_slice_assign", [self, rhs], {"begin": begin, "end": end, "step": step}, out=self)
+
+    def slice_assign_scalar(self, value, begin, end, step) -> "ndarray":
+        """self[begin:end:step] = value in place (`_slice_assign_scalar`); returns self."""
+        return call("_slice_assign_scalar", [self], {"scalar": value, "begin": begin, "end": end,
+                                                     "step": step}, out=self)
+
     def reshape_like(self, other) -> "ndarray":
         return self.reshape(other.shape)
 
@@ -359,6 +380,14 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
     def argmin(self, axis=None, out=None):
         return call("_npi_argmin", [self], {"axis": axis, "keepdims": False}, out=out)
 
+    def all(self, axis=None, out=None, keepdims=False):  # noqa: A003
+        from .functions import all as all_  # noqa: PLC0415
+        return all_(self, axis=axis, out=out, keepdims=keepdims)
+
+    def any(self, axis=None, out=None, keepdims=False):  # noqa: A003
+        from .functions import any as any_  # noqa: PLC0415
+        return any_(self, axis=axis, out=out, keepdims=keepdims)
+
     def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
         from .functions import std  # noqa: PLC0415
         return std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
@@ -413,8 +442,24 @@ class ndarray(NDArray):  # noqa: N801 - MXNet's (and numpy's) name
     def __invert__(self):
         return call("_npi_logical_not", [self], {}) if self.dtype == onp.bool_ else NotImplemented
 
+    # round(x, n), math.floor / ceil / trunc: arrays again, as MXNet's (not Python numbers)
+    def __round__(self, n=0):
+        return call("_npi_around", [self], {"decimals": n})
+
+    def __floor__(self):
+        return call("_npi_floor", [self], {})
+
+    def __ceil__(self):
+        return call("_npi_ceil", [self], {})
+
+    def __trunc__(self):
+        return call("_npi_trunc", [self], {})
+
     def __matmul__(self, other):
         return call("_npi_matmul", [self, _operand(other)], {})
+
+    def __imatmul__(self, other):   # x @= y in place (MXNet's aliased out= gave zeros; this computes first)
+        return _assign_inplace(self, call("_npi_matmul", [self, _operand(other)], {}))
 
     def __rmatmul__(self, other):
         return call("_npi_matmul", [_operand(other), self], {})

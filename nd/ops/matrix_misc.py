@@ -143,6 +143,9 @@ def clip(xp, a, x, out=None):
         # ordered bounds: MXNet's test equals xp.clip (one pass, NaN stays NaN)
         dt = x.dtype.type
         return (xp.clip(x, dt(lo), dt(hi), out=None if out is None else out[0]),)
+    if x.dtype.kind in "iu":   # a bound outside the integer type's range cannot bind (uint8, a_min=-120)
+        info = np.iinfo(x.dtype)
+        lo, hi = (float(np.clip(v, info.min, info.max)) for v in (lo, hi))
     res = xp.where(x > hi, x.dtype.type(hi), xp.where(x < lo, x.dtype.type(lo), x)).astype(x.dtype, copy=False)
     if out is None:
         return (res,)
