@@ -281,7 +281,7 @@ def _topk(g, node):
     axis = _axis(a.axis, len(shape)) if a.axis is not None else None
     x = g.inputs[0]
     if axis is None:
-        x, axis = g.reshape(x, [-1]), 0
+        x, axis, shape = g.reshape(x, [-1]), 0, (int(np.prod(shape)),)
     if a.ret_typ == "mask":
         raise g.fail("topk ret_typ='mask'", "use ret_typ='indices' and one_hot")
     k = int(a.k) if a.k > 0 else shape[axis]
