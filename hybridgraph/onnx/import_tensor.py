@@ -223,3 +223,52 @@ def _reverse_sequence(r):
     if (r.attr("time_axis", 0), r.attr("batch_axis", 1)) != (0, 1):
         raise r.fail("time_axis/batch_axis other than 0/1 (MXNet's SequenceReverse)")
     return S.SequenceReverse(r.sym(0), r.sym(1), use_sequence_length=True, name=r.name())
+
+
+@rule("RandomUniform", "RandomNormal")
+def _random(r):
+    from onnx import helper
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(r.attr("dtype", 1))).name
+    shape = tuple(r.attr("shape"))
+    if r.node.op_type == "RandomUniform":
+        return op("_random_uniform", [], low=r.attr("low", 0.0), high=r.attr("high", 1.0), shape=shape,
+                  dtype=dtype, name=r.name())
+    return op("_random_normal", [], loc=r.attr("mean", 0.0), scale=r.attr("scale", 1.0), shape=shape,
+              dtype=dtype, name=r.name())
+
+
+@rule("RandomUniformLike", "RandomNormalLike")
+def _random_like(r):
+    from onnx import helper
+    if r.node.op_type == "RandomUniformLike":
+        y = op("_random_uniform_like", [r.sym(0)], low=r.attr("low", 0.0), high=r.attr("high", 1.0), name=r.name())
+    else:
+        y = op("_random_normal_like", [r.sym(0)], loc=r.attr("mean", 0.0), scale=r.attr("scale", 1.0),
+               name=r.name())
+    to = r.attr("dtype")
+    return y if to is None else S.Cast(y, dtype=np.dtype(helper.tensor_dtype_to_np_dtype(to)).name)
+
+
+@rule("Multinomial")
+def _multinomial(r):
+    src = r.producers.get(r.node.input[0])
+    if src is not None and src.op_type == "Log":  # the exporter's Log(probabilities): use them directly
+        p = r.sym_named(src.input[0])
+        probs = S.broadcast_div(p, S.sum(p, axis=-1, keepdims=True))
+    else:  # ONNX's input holds unnormalised log-probabilities
+        probs = S.softmax(r.sym(0), axis=-1)
+    y = op("_sample_multinomial", [probs], shape=(r.attr("sample_size", 1),), dtype="int32", name=r.name())
+    return y if r.attr("dtype", 6) == 6 else S.Cast(y, dtype="int64")
+
+
+@rule("Det")
+def _det(r):
+    y = op("_linalg_det", [r.sym(0)], name=r.name())
+    rank = len(r.shape(0) or ())
+    return op("_np_reshape", [y], newshape=(), name=r.name("_scalar")) if rank == 2 else y
+
+
+@rule("IsNaN")
+def _isnan(r):
+    x = r.sym(0)
+    return S.broadcast_not_equal(x, x, name=r.name())  # NaN is the one value unequal to itself
