@@ -272,3 +272,30 @@ def _det(r):
 def _isnan(r):
     x = r.sym(0)
     return S.broadcast_not_equal(x, x, name=r.name())  # NaN is the one value unequal to itself
+
+
+@rule("Range")
+def _range(r):
+    start, delta = r.const(0), r.const(2)
+    if start is None or delta is None:
+        raise r.fail("its start and delta must be constants")
+    limit = r.const(1)
+    if limit is not None:
+        n = max(int(np.ceil((float(limit) - float(start)) / float(delta))), 0)
+        return S.arange(start=float(start), stop=float(start) + n * float(delta), step=float(delta),
+                        dtype=start.dtype.name, name=r.name())
+    # a length known at run time: the size of a tensor, or one of its dims (the exporter's arange_like)
+    src, axis = r.producers.get(r.node.input[1]), None
+    if src is not None and src.op_type == "Squeeze":
+        src = r.producers.get(src.input[0])
+        attrs = {a.name: a.i for a in src.attribute} if src is not None else {}
+        if src is None or src.op_type != "Shape" or attrs.get("end", attrs.get("start", 0) + 1) != \
+                attrs.get("start", 0) + 1:
+            raise r.fail("its limit must be a constant, a tensor's Size or one dim of its Shape")
+        axis = attrs.get("start", 0)
+    elif src is None or src.op_type != "Size":
+        raise r.fail("its limit must be a constant, a tensor's Size or one dim of its Shape")
+    y = op("_contrib_arange_like", [r.sym_named(src.input[0])], start=float(start), step=float(delta),
+           axis=axis, name=r.name())
+    y = S.Cast(y, dtype=start.dtype.name)
+    return y if axis is not None else S.reshape(y, shape=(-1,))

@@ -64,10 +64,12 @@ def test_dynamic_batch_reshape_and_shape_ops_import():
     x = symbol.var("data")
     y = symbol.reshape(symbol.reshape(x, shape=(0, -3, -2)), shape=(0, -1))
     y = symbol.broadcast_like(symbol.sum(y, axis=1, keepdims=True), y) + symbol.zeros_like(y)
+    y = symbol.Group([y, symbol.contrib.arange_like(x, start=1, step=0.5),
+                      symbol.contrib.arange_like(x, axis=0, repeat=2)])
     data = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
     model = build_model(y, {}, [(1, 3, 4, 5)], dynamic=True, dynamic_input_shapes=[("batch", 3, 4, 5)])
-    assert any(n.op_type == "Shape" for n in model.graph.node)
+    assert {"Shape", "Range", "Size"} <= {n.op_type for n in model.graph.node}
     back, arg, aux = import_model(model)
-    got = _run_hybridgraph(back, {**arg, **aux}, {"data": data})[0]
-    want = y.eval(data=nd.array(data))[0].asnumpy()
-    np.testing.assert_allclose(got, want, rtol=1e-6)
+    got = _run_hybridgraph(back, {**arg, **aux}, {"data": data})
+    for g, w in zip(got, y.eval(data=nd.array(data))):
+        np.testing.assert_allclose(g, w.asnumpy(), rtol=1e-6)
