@@ -61,9 +61,10 @@ def _slice(g, x: str, starts, ends, axes, steps=None) -> str:
 def _slice_op(g, node):
     a = node.attrs
     starts, ends, axes, steps = [], [], [], []
+    step = a.step or ()  # None: MXNet's step=None, no steps
     for i, b in enumerate(a.begin):
         e = a.end[i] if i < len(a.end) else None
-        s = a.step[i] if i < len(a.step) and a.step[i] is not None else 1
+        s = step[i] if i < len(step) and step[i] is not None else 1
         starts.append((0 if s > 0 else -1) if b is None else b)
         ends.append((_BIG if s > 0 else -_BIG - 1) if e is None else e)
         axes.append(i)
