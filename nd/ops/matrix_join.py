@@ -205,8 +205,8 @@ def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:
         raise ShapeError(f"_split_v2: indices={tuple(idx)} must start at 0 (the pieces must cover the "
                          f"whole axis; the split_v2 helper prepends the 0)")
     for b, e in zip(idx, idx[1:] + ([size] if size else [])):
-        if not b < e:
-            raise ShapeError(f"_split_v2: indices={tuple(idx)} must increase strictly and stay below the "
+        if not b <= e:  # equal indices give an empty piece, as MXNet 1.9.1
+            raise ShapeError(f"_split_v2: indices={tuple(idx)} must not decrease and must stay within the "
                              f"axis size {size} (axis {axis} of {tuple(data)})")
     return axis, idx + [None]
 
