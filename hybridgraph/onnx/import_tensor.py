@@ -268,6 +268,13 @@ def _det(r):
     return op("_np_reshape", [y], newshape=(), name=r.name("_scalar")) if rank == 2 else y
 
 
+@rule("IsInf")
+def _isinf(r):
+    if r.attr("detect_negative", 1) != 1 or r.attr("detect_positive", 1) != 1:
+        raise r.fail("IsInf detecting one sign only")
+    return S.abs(r.sym(0)) == np.inf
+
+
 @rule("IsNaN")
 def _isnan(r):
     x = r.sym(0)

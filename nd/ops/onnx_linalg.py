@@ -1,6 +1,6 @@
-"""ONNX lowerings of linear algebra (nd/ops/linalg*.py) and of a few reductions and losses
-that ONNX writes exactly from its own ops: gemm, det, syrk, sumlogdiag, nansum/nanprod,
-argmax_channel, softmax_cross_entropy.
+"""ONNX lowerings of linear algebra (nd/ops/linalg*.py) and of a few reductions, indexing ops
+and losses that ONNX writes exactly from its own ops: gemm, det, syrk, sumlogdiag, diag,
+nansum/nanprod, argmax_channel, batch_take, all_finite, softmax_cross_entropy.
 
 potrf, trsm and inverse have no ONNX operator (the standard domain has no Cholesky,
 triangular solve or inverse): they keep the exporter's "no lowering" error.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import onnx_lowering
-from . import linalg, linalg_square, nn_softmax, reduce  # noqa: F401 - the ops these lowerings register onto
+from . import contrib_misc, indexing_ops, linalg, linalg_square, matrix_misc, nn_softmax, reduce  # noqa: F401 - the ops these lowerings register onto
 from .onnx_shape import _reduce_axes
 
 
@@ -85,3 +85,48 @@ def _softmax_cross_entropy(g, node):
     onehot = g.op("OneHot", [idx, g.ints([k], "depth"), g.const(np.asarray([0, 1], dtype=g.in_dtypes[0]))], axis=-1)
     total = g.axes_op("ReduceSum", g.op("Mul", [logp, onehot]), [0, 1], keepdims=0)
     return [g.reshape(g.op("Neg", [total]), [1])]
+
+
+@onnx_lowering("all_finite", "multi_all_finite", note="init_output=True")
+def _all_finite(g, node):
+    if not node.attrs.init_output:
+        raise g.fail("init_output=False accumulates into an earlier output", "use init_output=True")
+    flags = []
+    for x, dt in zip(g.inputs, g.in_dtypes):
+        if np.dtype(dt).kind != "f":  # integers are always finite
+            continue
+        bad = g.op("Or", [g.op("IsInf", [x]), g.op("IsNaN", [x])])
+        flags.append(g.axes_op("ReduceMax", g.reshape(g.cast(bad, "float32"), [-1]), [0], keepdims=1))
+    if not flags:
+        return [g.op("Identity", [g.const(np.ones(1, np.float32), hint="finite")])]
+    bad = flags[0] if len(flags) == 1 else g.op("Max", flags)
+    return [g.op("Sub", [g.const(np.ones(1, np.float32), hint="one"), bad])]
+
+
+@onnx_lowering("batch_take", note="indices clipped to the row, as hybridgraph's batch_take")
+def _batch_take(g, node):
+    m = g.in_shapes[0][-1]
+    rows = g.reshape(g.inputs[0], [-1, m])
+    idx = g.op("Clip", [g.cast(g.inputs[1], "int64"), g.const(np.int64(0)), g.const(np.int64(m - 1))])
+    return [g.reshape_out(g.op("GatherElements", [rows, g.reshape(idx, [-1, 1])], axis=1))]
+
+
+@onnx_lowering("diag")
+def _diag(g, node):
+    a, shape = node.attrs, g.in_shapes[0]
+    k = int(a.k)
+    r0, c0 = max(-k, 0), max(k, 0)
+    if len(shape) == 1:  # a matrix with the vector on diagonal k: Where of a gather (no 0 * x products)
+        size = shape[0] + abs(k)
+        r, c = np.indices((size, size))
+        src = g.const(np.clip(r - r0, 0, max(shape[0] - 1, 0)).astype(np.int64), hint="diag_src")
+        mask = g.const((c - r) == k, hint="diag_mask")
+        return [g.op("Where", [mask, g.op("Gather", [g.inputs[0], src], axis=0), g.scalar(0, g.in_dtypes[0])])]
+    nd_ = len(shape)
+    a1, a2 = a.axis1 % nd_, a.axis2 % nd_
+    rest = [i for i in range(nd_) if i not in (a1, a2)]
+    n = g.out_shapes[0][-1]
+    x = g.op("Transpose", [g.inputs[0]], perm=[a1, a2, *rest])
+    idx = g.const(np.stack([np.arange(n) + r0, np.arange(n) + c0], axis=1).astype(np.int64), hint="diag_idx")
+    y = g.op("GatherND", [x, idx])  # (n, rest...)
+    return [g.op("Transpose", [y], perm=[*range(1, len(rest) + 1), 0]) if rest else y]
