@@ -206,7 +206,7 @@ def _split_v2_bounds(a, data: tuple) -> tuple[int, list]:
                          f"whole axis; the split_v2 helper prepends the 0)")
     for b, e in zip(idx, idx[1:] + ([size] if size else [])):
         if not b <= e:  # equal indices give an empty piece, as MXNet 1.9.1
-            raise ShapeError(f"_split_v2: indices={tuple(idx)} must not decrease and must stay within the "
+            raise ShapeError(f"_split_v2: indices={tuple(idx)} must increase (or repeat) and stay within the "
                              f"axis size {size} (axis {axis} of {tuple(data)})")
     return axis, idx + [None]
 
