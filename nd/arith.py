@@ -97,13 +97,30 @@ OPERATOR_RULES: tuple[Rule, ...] = tuple(r for r in RULES.values() if r.dunder)
 SYMBOL_HELPERS = ("pow", "power", "maximum", "minimum", "hypot")
 
 
+# MXNet 1.9.1's parameter names where they are not (lhs, rhs): (function, symbolic) -> names
+_PARAM_NAMES = {("power", False): ("base", "exp"), ("power", True): ("base", "exp"), ("pow", True): ("base", "exp"),
+                ("maximum", True): ("left", "right"), ("minimum", True): ("left", "right"),
+                ("hypot", True): ("left", "right")}
+
+
 def make_binary_helper(name: str, ns: Any, symbolic: bool) -> Callable:
     """Build `name(lhs, rhs)` over the op namespace `ns`."""
     rule = RULES[name]
     tensor_op = rule.elemwise if symbolic else rule.broadcast
     scalar_op, rscalar_op, fallback = rule.scalar, rule.rscalar, rule.fallback
 
-    def helper(lhs, rhs, out=None, name=None):  # noqa: A002 - MXNet's parameter names
+    first, second = _PARAM_NAMES.get((name, symbolic), ("lhs", "rhs"))
+    fname = name
+
+    def helper(*args, out=None, name=None, **kwargs):  # noqa: A002 - MXNet's parameter names
+        vals = list(args)
+        for p in (first, second)[len(vals):]:
+            if p in kwargs:
+                vals.append(kwargs.pop(p))
+        if kwargs or len(vals) != 2:
+            raise TypeError(f"{fname}() takes two arguments ({first}, {second}); got {len(args)} positional "
+                            f"and keywords {sorted(kwargs)}")
+        lhs, rhs = vals
         l_num, r_num = isinstance(lhs, _SCALARS), isinstance(rhs, _SCALARS)
         kw = {} if out is None else {"out": out}
         if name is not None:

@@ -32,6 +32,8 @@ class Symbol:
 
     __slots__ = ("_outputs", "__weakref__")
     _is_symbolic = True
+    # `np.float64(3) - sym` defers to Symbol.__rsub__ (a Symbol, as MXNet gives), not a numpy array
+    __array_ufunc__ = None
 
     def __init__(self, outputs: Sequence[tuple[Node, int]]):
         self._outputs = list(outputs)

@@ -251,7 +251,7 @@ def build_model(sym: Any, params: Any, in_shapes: list, in_types: Any = np.float
     ex = _Export(sym, params, in_shapes, in_types, opset, dyn)
     out_ids = [ex.graph.entry_id(e) for e in sym._outputs]
     out_shapes = [ex.shapes[i] for i in out_ids]
-    if dyn is not None:
+    if dyn:  # a graph without inputs has nothing symbolic
         batch_only = all(all(d is None or isinstance(d, str) for d in s[:1]) and
                          all(isinstance(d, int) for d in s[1:]) for s in dyn)
         out_shapes = [(dyn[0][0],) + tuple(s[1:]) if batch_only and s else tuple(None for _ in s)

@@ -12,6 +12,13 @@ from hybridgraph import symbol as S  # noqa: N812 - the symbol namespace, as MXN
 RULES: dict = {}
 
 
+def op(op_name: str, inputs: list, name: str | None = None, **attrs):
+    """A node of a registered op that has no front-end function under `symbol` (numpy-mode ops)."""
+    from hybridgraph.nd.registry import get_op
+    from hybridgraph.symbol.symbol import create
+    return create(get_op(op_name), list(inputs), attrs, name=name)
+
+
 def rule(*op_types: str):
     def wrap(fn):
         for t in op_types:
@@ -30,14 +37,16 @@ def _pads(r, nsp: int) -> tuple[tuple, tuple]:
 def _padded(r, x, lo, hi, value: float = 0.0):
     """Explicit asymmetric padding (MXNet's ops pad both sides alike)."""
     width = (0, 0, 0, 0) + tuple(v for pair in zip(lo, hi) for v in pair)
-    if len(lo) != 2:
-        raise r.fail("asymmetric padding is imported for 2-D windows only")
+    if len(lo) == 1:  # MXNet's Pad takes 4-D and 5-D data: pad (N, C, 1, L)
+        x = S.Pad(S.expand_dims(x, axis=2), mode="constant", pad_width=(0, 0) + width, constant_value=value,
+                  name=r.name("_pad"))
+        return S.reshape(x, shape=(0, 0, -1))
     return S.Pad(x, mode="constant", pad_width=width, constant_value=value, name=r.name("_pad"))
 
 
 @rule("Conv")
 def _conv(r):
-    w = r.need_const(1, "weight")
+    w = np.empty(r.static_shape(1, "weight"), dtype=np.bool_)
     nsp = w.ndim - 2
     lo, hi = _pads(r, nsp)
     x = r.sym(0)
@@ -52,7 +61,7 @@ def _conv(r):
 
 @rule("ConvTranspose")
 def _conv_transpose(r):
-    w = r.need_const(1, "weight")
+    w = np.empty(r.static_shape(1, "weight"), dtype=np.bool_)
     nsp = w.ndim - 2
     lo, hi = _pads(r, nsp)
     out_pad = tuple(r.attr("output_padding", [0] * nsp))
@@ -68,11 +77,13 @@ def _conv_transpose(r):
 
 @rule("Gemm")
 def _gemm(r):
-    w = r.const(1)
+    w = r.shape(1)
+    bias = r.shape(2) if r.has(2) else None
     if (r.attr("transB", 0) == 1 and r.attr("transA", 0) == 0 and r.attr("alpha", 1.0) == 1.0
-            and r.attr("beta", 1.0) == 1.0 and w is not None):
+            and r.attr("beta", 1.0) == 1.0 and w is not None and isinstance(w[0], int)
+            and (bias is None or tuple(bias) == (w[0],))):
         args = [r.sym(0), r.sym(1)] + ([r.sym(2)] if r.has(2) else [])
-        return S.FullyConnected(*args, num_hidden=w.shape[0], no_bias=not r.has(2), name=r.name())
+        return S.FullyConnected(*args, num_hidden=w[0], no_bias=not r.has(2), name=r.name())
     y = S.dot(r.sym(0), r.sym(1), transpose_a=bool(r.attr("transA", 0)), transpose_b=bool(r.attr("transB", 0)))
     y = y * r.attr("alpha", 1.0) if r.attr("alpha", 1.0) != 1.0 else y
     if r.has(2):
@@ -83,10 +94,10 @@ def _gemm(r):
 
 @rule("MatMul")
 def _matmul(r):
-    rhs = r.const(1)
-    if rhs is not None and rhs.ndim == 2:
+    lhs, rhs = r.shape(0), r.shape(1)
+    if rhs is not None and len(rhs) == 2 and lhs is not None and len(lhs) >= 1:
         return S.dot(r.sym(0), r.sym(1), name=r.name())
-    return S.batch_dot(r.sym(0), r.sym(1), name=r.name())
+    return op("_npi_matmul", [r.sym(0), r.sym(1)], name=r.name())  # numpy's matmul is ONNX's
 
 
 @rule("BatchNormalization")
@@ -166,8 +177,27 @@ def _flatten(r):
 
 @rule("Reshape")
 def _reshape(r):
-    shape = tuple(int(v) for v in r.need_const(1, "target shape"))
-    return S.reshape(r.sym(0), shape=shape, name=r.name())
+    target = r.shape_value(1)
+    if target is None:
+        raise r.fail("its target shape must be computed from constants and tensor shapes")
+    x_shape = r.shape(0) or ()
+    shape = []
+    for i, d in enumerate(target):  # a symbolic dim is MXNet's 0 where it copies the input's dim there
+        if isinstance(d, int):
+            shape.append(d)
+        elif d is not None and i < len(x_shape) and x_shape[i] == d:
+            shape.append(0)
+        else:
+            shape.append(-1)
+    if shape.count(-1) > 1:
+        raise r.fail(f"target shape {target} has more than one dim not known at import")
+    if r.attr("allowzero", 0) and 0 in shape:  # a literal 0: numpy's reshape, which needs every dim
+        if -1 in shape or any(not isinstance(d, int) for d in target):
+            raise r.fail("allowzero=1 with a 0 in a target shape not known at import")
+        return op("_np_reshape", [r.sym(0)], newshape=tuple(shape), name=r.name())
+    if not shape:  # MXNet's reshape has no 0-d target; numpy's has
+        return op("_np_reshape", [r.sym(0)], newshape=(), name=r.name())
+    return S.reshape(r.sym(0), shape=tuple(shape), name=r.name())
 
 
 @rule("Concat")
@@ -263,16 +293,35 @@ def _gather(r):
 
 @rule("Slice")
 def _slice(r):
-    starts, ends = r.need_const(1, "starts"), r.need_const(2, "ends")
-    axes = r.const(3) if r.has(3) else np.arange(len(starts))
-    steps = r.const(4) if r.has(4) else np.ones(len(starts), dtype=np.int64)
-    y = r.sym(0)
-    big = 2 ** 62
+    starts, ends = r.shape_value(1), r.shape_value(2)
+    if starts is None or ends is None or any(not isinstance(v, int) for v in starts):
+        raise r.fail("its starts and ends must be constants or tensor shapes")
+    axes = r.need_const(3, "axes") if r.has(3) else np.arange(len(starts))
+    steps = r.need_const(4, "steps") if r.has(4) else np.ones(len(starts), dtype=np.int64)
+    shape = r.shape(0)
+    if shape is None:
+        raise r.fail("the rank of its data must be known")
+    ndim = len(shape)
+    begin, end, step = [None] * ndim, [None] * ndim, [None] * ndim
     for s, e, a, st in zip(starts, ends, axes, steps):
-        if st != 1:
-            raise r.fail("Slice with a step other than 1")
-        y = S.slice_axis(y, axis=int(a), begin=int(s), end=None if e >= big else int(e))
-    return y
+        a, st = int(a) % ndim, int(st)
+        n = shape[a]
+        if not isinstance(e, int):  # a dim known at run time: the whole axis when it is the data's own
+            if e is None or e != n or st < 0:
+                raise r.fail(f"its end {e!r} on axis {a} is known only at run time")
+            e = 2 ** 62
+        if isinstance(n, int):  # ONNX clamps out-of-range bounds; MXNet wants them in range
+            s, e, st = slice(s, e, st).indices(n)
+            e = None if e < 0 else e
+        else:
+            e = None if abs(e) >= 2 ** 62 else e
+        begin[a], end[a], step[a] = s, e, st
+    last = max(i for i in range(ndim) if begin[i] is not None or end[i] is not None or step[i] is not None) \
+        if len(starts) else -1
+    if last < 0:
+        return S.identity(r.sym(0), name=r.name())
+    return S.slice(r.sym(0), begin=tuple(begin[:last + 1]), end=tuple(end[:last + 1]),
+                   step=tuple(step[:last + 1]), name=r.name())
 
 
 @rule("Split")
@@ -288,8 +337,8 @@ def _split(r):
 
 
 @rule("Where")
-def _where(r):
-    return S.where(r.sym(0), r.sym(1), r.sym(2), name=r.name())
+def _where(r):  # ONNX's Where broadcasts, as numpy's where does (MXNet's where does not)
+    return op("_npi_where", [r.sym(0), r.sym(1), r.sym(2)], name=r.name())
 
 
 @rule("LRN")
@@ -303,13 +352,25 @@ def _reduce(r):
     fn = {"ReduceSum": S.sum, "ReduceMean": S.mean, "ReduceMax": S.max, "ReduceMin": S.min,
           "ReduceProd": S.prod}[r.node.op_type]
     axes = _axes(r)
-    return fn(r.sym(0), axis=axes or None, keepdims=bool(r.attr("keepdims", 1)), name=r.name())
+    if not axes and r.attr("noop_with_empty_axes", 0):
+        return S.identity(r.sym(0), name=r.name())
+    keep = bool(r.attr("keepdims", 1))
+    return scalar_out(r, fn(r.sym(0), axis=axes or None, keepdims=keep, name=r.name()), axes, keep)
+
+
+def scalar_out(r, y, axes, keepdims: bool):
+    """ONNX reduces every axis without keepdims to a 0-d tensor, where MXNet's legacy ops give (1,)."""
+    rank = len(r.shape(0)) if r.shape(0) is not None else None
+    if keepdims or rank is None or (axes and len(set(a % rank for a in axes)) < rank):
+        return y
+    return op("_np_reshape", [y], newshape=(), name=r.name("_scalar"))
 
 
 @rule("ArgMax", "ArgMin")
 def _arg(r):
     fn = S.argmax if r.node.op_type == "ArgMax" else S.argmin
-    return fn(r.sym(0), axis=r.attr("axis", 0), keepdims=bool(r.attr("keepdims", 1)), name=r.name())
+    axis, keep = r.attr("axis", 0), bool(r.attr("keepdims", 1))
+    return scalar_out(r, fn(r.sym(0), axis=axis, keepdims=keep, name=r.name()), [axis], keep)
 
 
 @rule("LSTM", "GRU", "RNN")
@@ -317,8 +378,6 @@ def _rnn(r):
     t = r.node.op_type
     w, rr = r.need_const(1, "W"), r.need_const(2, "R")
     b = r.const(3) if r.has(3) else np.zeros((w.shape[0], 2 * w.shape[1]), w.dtype)
-    if r.has(4):
-        raise r.fail("sequence_lens")
     dirs, hidden = w.shape[0], r.attr("hidden_size")
     gates = {"LSTM": 4, "GRU": 3, "RNN": 1}[t]
     mode = {"LSTM": "lstm", "GRU": "gru"}.get(t) or \
@@ -337,8 +396,12 @@ def _rnn(r):
     r.node.input.append(name)
     params = r.sym(len(r.node.input) - 1)
     args = [r.sym(0), params, r.sym(5)] + ([r.sym(6)] if mode == "lstm" else [])
+    lens = {}
+    if r.has(4):
+        args.append(r.sym(4))
+        lens = {"use_sequence_length": True}
     out = S.RNN(*args, state_size=hidden, num_layers=1, bidirectional=dirs == 2, mode=mode, state_outputs=True,
-                name=r.name())
+                name=r.name(), **lens)
     # ONNX's Y is (T, D, N, H)
     y = S.transpose(S.reshape(out[0], shape=(0, 0, dirs, hidden)), axes=(0, 2, 1, 3))
     return [y, out[1]] + ([out[2]] if mode == "lstm" else [])

@@ -24,11 +24,17 @@ class ImportError_(MXNetError, NotImplementedError):  # noqa: N801 - distinct fr
 class Reader:
     """What an import rule sees: the node, its attributes, input symbols and constant values."""
 
-    def __init__(self, consts: dict[str, np.ndarray], params: dict[str, np.ndarray]):
+    def __init__(self, consts: dict[str, np.ndarray], params: dict[str, np.ndarray],
+                 shapes: dict[str, tuple] | None = None, producers: dict | None = None):
         self.consts, self.params = consts, params
+        #: inferred shapes (ints, or a dim_param string / None for a symbolic dim) by tensor name
+        self.shapes = shapes or {}
+        self.producers = producers or {}
         self.syms: dict[str, Any] = {}
         self.node = None
         self.aux: set[str] = set()
+        #: tensors whose node could not be written as symbols: the error, raised if a rule reads one
+        self.failed: dict[str, Exception] = {}
         self._n = 0
 
     def attr(self, name: str, default: Any = None) -> Any:
@@ -36,6 +42,8 @@ class Reader:
         for a in self.node.attribute:
             if a.name == name:
                 v = helper.get_attribute_value(a)
+                if isinstance(v, list):
+                    return [x.decode() if isinstance(x, bytes) else x for x in v]
                 return v.decode() if isinstance(v, bytes) else v
         return default
 
@@ -53,14 +61,46 @@ class Reader:
 
     def sym(self, i: int):
         """Input i as a Symbol (constants become parameters named after the tensor)."""
+        return self.sym_named(self.node.input[i])
+
+    def sym_named(self, name: str):
+        """The Symbol of a tensor by name (a constant becomes a parameter named after it)."""
         from hybridgraph import symbol
-        name = self.node.input[i]
+        if name in self.failed:
+            raise self.failed[name]
         if name not in self.syms:
             if name not in self.consts:
                 raise self.fail(f"input {name!r} is not produced by any node")
             self.params[name] = self.consts[name]
             self.syms[name] = symbol.var(name, shape=self.consts[name].shape, dtype=self.consts[name].dtype)
         return self.syms[name]
+
+    def shape(self, i: int) -> tuple | None:
+        """Input i's shape: a constant's, or onnx shape inference's (a symbolic dim is a str or None)."""
+        name = self.node.input[i]
+        if name in self.consts:
+            return tuple(self.consts[name].shape)
+        return self.shapes.get(name)
+
+    def static_shape(self, i: int, what: str) -> tuple:
+        """Input i's shape, which must be fully known (a weight's, for instance)."""
+        shape = self.shape(i)
+        if shape is None or not all(isinstance(d, int) for d in shape):
+            raise self.fail(f"the shape of its {what} (input {i}) must be static, got {shape}")
+        return shape
+
+    def shape_value(self, i: int) -> list | None:
+        """Input i's value when it is a shape vector: ints, and str (dim_param) entries for symbolic
+        dims of graph tensors; None when it is not computed from shapes and constants."""
+        return _shape_value(self, self.node.input[i], 0) if self.has(i) else None
+
+    def dim_source(self, dim: str) -> tuple:
+        """(Symbol, axis) of a tensor imported so far that has the symbolic dim `dim` (graph inputs first)."""
+        for name, sym in self.syms.items():
+            shape = self.shapes.get(name) or ()
+            if dim in shape:
+                return sym, list(shape).index(dim)
+        raise self.fail(f"no tensor imported so far has the dim {dim!r}")
 
     def has(self, i: int) -> bool:
         return i < len(self.node.input) and bool(self.node.input[i])
@@ -74,14 +114,110 @@ class Reader:
                             f"(op {self.node.op_type}): {what}")
 
 
-def _fold(model, consts: dict[str, np.ndarray]) -> None:
-    """Evaluate every node whose inputs are all constants (in graph order)."""
+_RANDOM = ("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial")
+
+
+def _infer_shapes(model) -> dict[str, tuple]:
+    """Every tensor's shape by onnx shape inference: ints, a dim_param string, or None when unknown."""
+    import onnx
+
+    named = onnx.ModelProto()
+    named.CopyFrom(model)
+    for vi in named.graph.input:  # an anonymous symbolic dim gets a name, so that its uses can be matched
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if not d.HasField("dim_value") and not d.dim_param:
+                d.dim_param = f"{vi.name}:{axis}"
+    try:
+        inferred = onnx.shape_inference.infer_shapes(named, data_prop=True)
+    except Exception:  # noqa: BLE001 - a model inference rejects still imports, with fewer known shapes
+        inferred = named
+    out = {}
+    g = inferred.graph
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        t = vi.type.tensor_type
+        if not t.HasField("shape"):
+            continue
+        out[vi.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in t.shape.dim)
+    return out
+
+
+def _static_shape_node(node, shapes: dict) -> np.ndarray | None:
+    """Shape/Size of a tensor whose inferred shape is fully static, else None."""
+    shape = shapes.get(node.input[0]) if node.input else None
+    if shape is None or not all(isinstance(d, int) for d in shape):
+        return None
+    if node.op_type == "Size":
+        return np.asarray(int(np.prod(shape)), dtype=np.int64)
+    start = end = None
+    for a in node.attribute:
+        if a.name in ("start", "end"):
+            start, end = (a.i, end) if a.name == "start" else (start, a.i)
+    return np.asarray(shape[start:end], dtype=np.int64)
+
+
+def _shape_value(r, name: str, depth: int) -> list | None:
+    """A shape vector's entries through Shape/Concat/Slice/Gather/Cast/ScatterElements/Unsqueeze:
+    ints, or dim_param strings for the symbolic dims of the graph's tensors."""
+    if name in r.consts:
+        v = r.consts[name]
+        return [int(x) for x in v.reshape(-1)] if v.dtype.kind in "iu" and v.ndim <= 1 else None
+    node = r.producers.get(name)
+    if node is None or depth > 16:
+        return None
+    t = node.op_type
+    if t == "Shape":
+        shape = r.shapes.get(node.input[0])
+        if shape is None:
+            return None
+        attrs = {a.name: a.i for a in node.attribute}
+        shape = list(shape)[attrs.get("start", 0):attrs.get("end", len(shape))]
+        return [d if isinstance(d, int) else (d or None) for d in shape]
+    parts = [_shape_value(r, i, depth + 1) if i else None for i in node.input]
+    if t in ("Cast", "Identity", "Squeeze", "Unsqueeze", "Reshape") and parts and parts[0] is not None:
+        return parts[0]
+    if t == "Concat" and all(p is not None for p in parts):
+        return [d for p in parts for d in p]
+    if t in ("Slice", "Gather") and parts[0] is not None and all(
+            p is not None for p in parts[1:]):
+        if t == "Gather":
+            return [parts[0][i] for i in parts[1]]
+        starts, ends = parts[1], parts[2]
+        steps = parts[4] if len(parts) > 4 else [1]
+        return parts[0][slice(starts[0], ends[0], steps[0])]
+    if t == "ReduceProd" and parts[0] is not None:  # a merged dim: unknown (None) unless all known
+        known = [d for d in parts[0] if not (isinstance(d, int) and d == 1)]
+        if all(isinstance(d, int) for d in known):
+            return [int(np.prod(known, dtype=np.int64))]
+        return [known[0] if len(known) == 1 else None]
+    if t in ("Mul", "Div") and len(parts) == 2 and all(p is not None for p in parts):
+        a, b = parts
+        if len(b) == 1:
+            b = b * len(a)
+        if all(isinstance(d, int) for d in a + b):
+            return [x * y if t == "Mul" else x // y for x, y in zip(a, b)]
+        return [x if isinstance(y, int) and y == 1 else None for x, y in zip(a, b)]
+    if t == "ScatterElements" and all(p is not None for p in parts):
+        out = list(parts[0])
+        for i, v in zip(parts[1], parts[2]):
+            out[i] = v
+        return out
+    return None
+
+
+def _fold(model, consts: dict[str, np.ndarray], shapes: dict[str, tuple]) -> None:
+    """Evaluate every node whose inputs are all constants (in graph order), and Shape/Size of
+    tensors whose shape is static."""
     from onnx import helper
     from onnx.reference import ReferenceEvaluator
 
     for node in model.graph.node:
-        if node.op_type in ("RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike"):
+        if node.op_type in _RANDOM:
             continue
+        if node.op_type in ("Shape", "Size"):
+            v = _static_shape_node(node, shapes)
+            if v is not None:
+                consts[node.output[0]] = v
+                continue
         ins = [i for i in node.input if i]
         if not all(i in consts for i in ins) or (not ins and node.op_type != "Constant"):
             continue
@@ -115,13 +251,16 @@ def import_model(model_file: Any) -> tuple[Any, dict, dict]:
     from onnx import numpy_helper
 
     from hybridgraph import nd, symbol
+    from hybridgraph.onnx import import_tensor  # noqa: F401 - registers the shape/index/tensor rules
     from hybridgraph.onnx.import_rules import RULES
 
     model = model_file if isinstance(model_file, onnx.ModelProto) else onnx.load(os.fspath(model_file))
     consts = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
-    _fold(model, consts)
+    shapes = _infer_shapes(model)
+    _fold(model, consts, shapes)
     params: dict[str, np.ndarray] = {}
-    r = Reader(consts, params)
+    producers = {o: n for n in model.graph.node for o in n.output if o}
+    r = Reader(consts, params, shapes, producers)
     for inp in model.graph.input:
         if inp.name not in consts:
             r.syms[inp.name] = symbol.var(inp.name)
@@ -133,13 +272,19 @@ def import_model(model_file: Any) -> tuple[Any, dict, dict]:
         r.node = node
         if rule is None:
             raise r.fail("no import rule for this ONNX op")
-        outs = rule(r)
+        try:
+            outs = rule(r)
+        except ImportError_ as exc:  # fatal only if a rule reads the output as a tensor (not as a shape)
+            r.failed.update({o: exc for o in node.output if o})
+            continue
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         for o, s in zip(node.output, outs):
             if o:
                 r.syms[o] = s
     heads = []
     for o in model.graph.output:
+        if o.name in r.failed:
+            raise r.failed[o.name]
         if o.name not in r.syms:
             if o.name in consts:
                 heads.append(_const_sym(r, o.name))

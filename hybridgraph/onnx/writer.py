@@ -108,8 +108,12 @@ class NodeWriter:
 
     # -- helpers many lowerings need --------------------------------------------------------
     def cast(self, x: str, dtype: Any) -> str:
+        return self.op("Cast", [x], to=self.onnx_dtype(dtype))
+
+    def onnx_dtype(self, dtype: Any) -> int:
+        """ONNX's TensorProto enum of a numpy dtype (Cast's `to`, the random ops' `dtype`)."""
         from onnx import helper
-        return self.op("Cast", [x], to=helper.np_dtype_to_tensor_dtype(np.dtype(dtype)))
+        return helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
 
     def reshape(self, x: str, shape) -> str:
         """Reshape with ONNX's codes (0 copies a dim, -1 infers one)."""

@@ -43,7 +43,8 @@ def _sliced_shape(op: str, shape: tuple, begin, end, step) -> tuple:
 _SLICE_ATTRS = {
     "begin": Attr("shape", doc="Starting indices of the slice; None entries and negative indices allowed."),
     "end": Attr("shape", doc="Ending indices of the slice; None entries and negative indices allowed."),
-    "step": Attr("shape", (), "Steps of the slice; negative values allowed."),
+    # MXNet takes step=None (the string "None": an unknown-length tuple) as no steps
+    "step": Attr("shape", (), "Steps of the slice; negative values allowed.", optional=True),
 }
 
 

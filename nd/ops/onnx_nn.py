@@ -202,12 +202,17 @@ def _softmax(g, node):
     op_type = "LogSoftmax" if node.op.name == "log_softmax" else "Softmax"
     x = g.inputs[0]
     mask = None
+    temperature = a.get("temperature")
+    if a.get("use_length") and temperature is not None and float(temperature) != 1.0:
+        x, temperature = g.op("Div", [x, g.scalar(float(temperature), g.in_dtypes[0])]), None
     if a.get("use_length"):
         shape = g.in_shapes[0]
         axis = a.axis + len(shape) if a.axis < 0 else a.axis
         mask = _length_mask(g, g.inputs[1], tuple(shape), axis)
-        x = g.op("Where", [mask, x, g.scalar(-np.inf, g.in_dtypes[0])])
-    y = _softmax_axis(g, x, op_type, a.axis, a.get("temperature"))
+        # the lowest finite value, not -inf: exp(lowest - max) is 0 all the same, and a row masked
+        # whole gives no inf - inf (its outputs are zeroed below)
+        x = g.op("Where", [mask, x, g.scalar(np.finfo(g.in_dtypes[0]).min, g.in_dtypes[0])])
+    y = _softmax_axis(g, x, op_type, a.axis, temperature)
     if mask is not None:
         y = g.op("Where", [mask, y, g.scalar(0, g.in_dtypes[0])])
     if a.get("dtype") is not None and np.dtype(a.dtype) != g.in_dtypes[0]:

@@ -61,9 +61,10 @@ def _slice(g, x: str, starts, ends, axes, steps=None) -> str:
 def _slice_op(g, node):
     a = node.attrs
     starts, ends, axes, steps = [], [], [], []
+    step = a.step or ()  # None: MXNet's step=None, no steps
     for i, b in enumerate(a.begin):
         e = a.end[i] if i < len(a.end) else None
-        s = a.step[i] if i < len(a.step) and a.step[i] is not None else 1
+        s = step[i] if i < len(step) and step[i] is not None else 1
         starts.append((0 if s > 0 else -1) if b is None else b)
         ends.append((_BIG if s > 0 else -_BIG - 1) if e is None else e)
         axes.append(i)
@@ -281,7 +282,7 @@ def _topk(g, node):
     axis = _axis(a.axis, len(shape)) if a.axis is not None else None
     x = g.inputs[0]
     if axis is None:
-        x, axis = g.reshape(x, [-1]), 0
+        x, axis, shape = g.reshape(x, [-1]), 0, (int(np.prod(shape)),)
     if a.ret_typ == "mask":
         raise g.fail("topk ret_typ='mask'", "use ret_typ='indices' and one_hot")
     k = int(a.k) if a.k > 0 else shape[axis]

@@ -235,6 +235,24 @@ def _arange(g, node):
     return [g.op("Identity", [g.const(np.repeat(vals, a.repeat), hint="arange")])]
 
 
+@onnx_lowering("_contrib_arange_like", note="Range over the input's size, so it follows a dynamic batch")
+def _arange_like(g, node):
+    a, shape = node.attrs, g.in_shapes[0]
+    if a.axis is None:
+        n = g.op("Size", [g.inputs[0]])
+    else:
+        axis = a.axis % len(shape)
+        n = g.axes_op("Squeeze", g.shape_of(g.inputs[0], axis, axis + 1), [0])
+    k = g.op("Range", [g.const(np.int64(0)), n, g.const(np.int64(1))])
+    if a.repeat != 1:
+        k = g.op("Div", [k, g.const(np.int64(a.repeat))])  # non-negative: integer Div floors
+    # start + step * k in float64, cast to the input's dtype, as MXNet computes it in double
+    y = g.op("Mul", [g.scalar(a.step, np.float64), g.cast(k, "float64")])
+    y = g.op("Add", [g.scalar(a.start, np.float64), y])
+    y = g.cast(y, g.out_dtypes[0])
+    return [y if a.axis is not None else g.op("Reshape", [y, g.shape_of(g.inputs[0])])]
+
+
 # -- more elementwise math -----------------------------------------------------------------------
 
 def _math(fn):

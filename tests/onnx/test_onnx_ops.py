@@ -1,4 +1,5 @@
-"""Every exportable op, alone in a graph, gives hybridgraph's outputs in onnxruntime.
+"""Every exportable op, alone in a graph, gives hybridgraph's outputs in onnxruntime, and
+imported back (mx.onnx.import_model) gives them in hybridgraph: the export -> import round trip.
 
 The cases are the operator spec table's (tests/nd/specs: random shapes and attributes per
 op), run in float32 (the dtype ONNX runtimes implement for every op) at the default opset.
@@ -18,19 +19,29 @@ from hybridgraph import symbol  # noqa: E402
 from hybridgraph.nd.lowering import exportable_ops, onnx_lowering_of  # noqa: E402
 from hybridgraph.nd.registry import get_op  # noqa: E402
 from hybridgraph.onnx import ExportError, build_model  # noqa: E402
+from hybridgraph.onnx.importer import import_model  # noqa: E402
 from hybridgraph.onnx.verification import _run_hybridgraph  # noqa: E402
 from hybridgraph.symbol.symbol import create  # noqa: E402
 from tests.nd.specs import all_specs  # noqa: E402
 
-SPECS = [s for s in all_specs() if onnx_lowering_of(get_op(s.name)) is not None and not s.is_train]
+# the samplers (nd/ops/random.py) draw other values in the runtime: test_onnx_random.py compares
+# their statistics
+DRAWS = ("_random_", "_sample_")
+SPECS = [s for s in all_specs() if onnx_lowering_of(get_op(s.name)) is not None and not s.is_train
+         and not s.name.startswith(DRAWS)]
 # ops whose exported value is a deliberate inference form or a draw: compared elsewhere, not here
 _SKIP = {"Dropout": "identity at inference; the spec draws masks",
          "BatchNorm": "its spec is a training case; test_onnx_exact.py checks the inference form"}
 
 
+# inputs that a real model holds as initializers: exported so, they exercise the importer's constant paths
+_PARAM_SLOTS = {"weight", "bias", "gamma", "beta", "parameters", "moving_mean", "moving_var"}
+
+
 def test_specs_cover_every_exportable_op():
     names = {s.name for s in SPECS}
-    missing = [o.name for o in exportable_ops() if o.name not in names and o.name not in _SKIP]
+    missing = [o.name for o in exportable_ops() if o.name not in names and o.name not in _SKIP
+               and not o.name.startswith(DRAWS)]
     assert not missing, f"exportable ops without a spec case: {missing}"
 
 
@@ -63,9 +74,21 @@ def test_single_op_graph_matches_onnxruntime(spec):
             return
         sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
         got = sess.run(None, feeds)
-        assert len(got) == len(want)
-        for g, w in zip(got, want):
-            assert g.shape == w.shape, f"{spec.name}: shape {g.shape} vs {w.shape}"
-            np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-4, atol=1e-4,
-                                       equal_nan=True, err_msg=f"{spec.name} {attrs}")
+        _assert_same(spec.name, attrs, got, want)
+        # the round trip: exported with its weights as initializers (as models are), imported back
+        slots = op.input_names(op.parse_attrs(dict(attrs)))
+        params = {n: feeds[n] for n, slot in zip(names, slots) if slot in _PARAM_SLOTS}
+        data = {n: v for n, v in feeds.items() if n not in params}
+        model = build_model(sym, params, [v.shape for v in data.values()], [v.dtype for v in data.values()])
+        back, arg, aux = import_model(model)
+        _assert_same(spec.name + " imported", attrs, _run_hybridgraph(back, {**arg, **aux}, data), want)
     check()
+
+
+def _assert_same(what: str, attrs, got: list, want: list) -> None:
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape, f"{what}: shape {g.shape} vs {w.shape}"
+        np.testing.assert_allclose(g.astype(np.float64), w.astype(np.float64), rtol=1e-4, atol=1e-4,
+                                   equal_nan=True, err_msg=f"{what} {attrs}")

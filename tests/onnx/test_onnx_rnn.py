@@ -1,6 +1,7 @@
 """An LSTM language model and a GRU sequence model export (static and dynamic batch), pass the
 checker, and match hybridgraph in onnxruntime at batch 1 and 3; also vanilla RNNs,
-bidirectional and stacked layers, and the state outputs of the fused RNN op."""
+bidirectional and stacked layers, and the state outputs of the fused RNN op. Each imports
+back (mx.onnx.import_model / import_to_gluon) with equal outputs."""
 from __future__ import annotations
 
 import numpy as np
@@ -66,6 +67,13 @@ def test_recurrent_models_export_and_match(make, inputs):
     np.testing.assert_allclose(_run(static, x[:1]), want[:1], rtol=TOL, atol=TOL)
     np.testing.assert_allclose(_run(dynamic, x[:1]), want[:1], rtol=TOL, atol=TOL)
     np.testing.assert_allclose(_run(dynamic, x), want, rtol=TOL, atol=TOL)
+    _assert_round_trip(dynamic, x, want)
+
+
+def _assert_round_trip(model, x: np.ndarray, want: np.ndarray) -> None:
+    """import_to_gluon of the exported model gives hybridgraph's outputs again."""
+    block = mx.onnx.import_to_gluon(model)
+    np.testing.assert_allclose(block(nd.array(x)).asnumpy(), want, rtol=TOL, atol=TOL)
 
 
 @pytest.mark.parametrize("mode", ["lstm", "gru", "rnn_tanh", "rnn_relu"])
@@ -95,6 +103,9 @@ def test_fused_rnn_op_with_states(mode, bidirectional):
     assert [o.name for o in model.graph.output] == ["rnn", "rnn1"] + (["rnn2"] if mode == "lstm" else [])
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for g, w in zip(sess.run(None, feeds), want):
+        np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
+    back, arg, aux = mx.onnx.import_model(model)
+    for g, w in zip(_run_hybridgraph(back, {**arg, **aux}, feeds), want):
         np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
 
 

@@ -1,5 +1,6 @@
 """Every gluon.model_zoo.vision model exports to ONNX (static and dynamic batch), passes
-onnx.checker, and gives hybridgraph's outputs in onnxruntime at batch 1 and 3 (rtol/atol 1e-4).
+onnx.checker, gives hybridgraph's outputs in onnxruntime at batch 1 and 3 (rtol/atol 1e-4),
+and imports back (dynamic batch) with hybridgraph's outputs at batch 3.
 
 Exporting is cheap but running a big model twice is not: CI runs the models of
 CI_MODELS; HYBRIDGRAPH_ZOO_ALL=1 (or the thorough profile) runs all 34.
@@ -24,6 +25,7 @@ ort = pytest.importorskip("onnxruntime", reason="checking exports needs onnxrunt
 from hybridgraph import nd  # noqa: E402
 from hybridgraph.gluon.model_zoo import vision  # noqa: E402
 from hybridgraph.onnx.gluon import block_model  # noqa: E402
+from hybridgraph.onnx.importer import import_to_gluon  # noqa: E402
 
 REF_DIR = Path(__file__).resolve().parent.parent / "data" / "model_zoo"
 sys.path.insert(0, str(REF_DIR))
@@ -70,3 +72,6 @@ def test_zoo_model_exports_and_matches(name):
     np.testing.assert_allclose(_run(static, x3[:1]), want[:1], rtol=TOL, atol=atol)
     np.testing.assert_allclose(_run(dynamic, x3[:1]), want[:1], rtol=TOL, atol=atol)
     np.testing.assert_allclose(_run(dynamic, x3), want, rtol=TOL, atol=atol)
+    # the round trip: the dynamic-batch model imported back runs batch 3 as hybridgraph did
+    back = import_to_gluon(dynamic)
+    np.testing.assert_allclose(back(nd.array(x3)).asnumpy(), want, rtol=TOL, atol=atol)
