@@ -48,6 +48,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     """The sorted unique elements (or slices along axis), plus the indices / inverse / counts asked for."""
     ret = call("_npi_unique", [ar], {"return_index": return_index, "return_inverse": return_inverse,
                                      "return_counts": return_counts, "axis": axis})
+    if hasattr(ret, "list_outputs") and len(ret.list_outputs()) > 1:   # a free Symbol: MXNet's list
+        return [ret[i] for i in range(len(ret.list_outputs()))]
     return tuple(ret) if isinstance(ret, (list, tuple)) else ret
 
 

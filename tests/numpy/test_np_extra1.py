@@ -7,6 +7,7 @@ import json
 import numpy as onp
 import pytest
 
+import hybridgraph as mx
 from hybridgraph import autograd, gluon, np, npx
 
 
@@ -162,3 +163,24 @@ def test_einsum_forward_gradient_hybridize(sub, shapes):
         onp.testing.assert_allclose(a.grad.asnumpy(), want_g, rtol=1e-5, atol=1e-5)
     with pytest.raises(Exception, match="operands"):
         np.einsum("ij,jk", arrs[0])
+
+
+def test_symbol_attrs_as_mxnet_writes_them():
+    """The node attributes real MXNet 1.9.1's mx.sym.np writes for the same calls (checked)."""
+    def v(n):
+        return mx.sym.var(n).as_np_ndarray()
+
+    def attrs(s):
+        return [(n["op"], n.get("attrs")) for n in json.loads(s.tojson())["nodes"] if n["op"] != "null"]
+
+    u = mx.sym.np.unique(v("a"), True, False, True, 0)
+    assert isinstance(u, list) and len(u) == 3
+    assert attrs(u[0]) == [("_npi_unique", {"axis": "0", "return_counts": "True", "return_index": "True",
+                                            "return_inverse": "False"})]
+    assert attrs(mx.sym.np.einsum("ij,jk->ik", v("a"), v("b"), optimize=True)) == [
+        ("_npi_einsum", {"num_args": "2", "optimize": "1", "subscripts": "ij,jk->ik"})]
+    assert attrs(mx.sym.np.delete(v("a"), slice(1, None, 2), axis=0)) == [
+        ("_npi_delete", {"axis": "0", "start": "1", "step": "2", "stop": "None"})]
+    assert attrs(mx.sym.np.delete(v("a"), 3)) == [("_npi_delete", {"axis": "None", "int_ind": "3"})]
+    assert attrs(mx.sym.np.bincount(v("a"), v("w"), minlength=3)) == [
+        ("_npi_bincount", {"has_weights": "True", "minlength": "3"})]
