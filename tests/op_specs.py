@@ -44,6 +44,7 @@ class OpSpec:
     fd_eps: float = 1e-6
     fd_rtol: float = 1e-4
     compare_outputs: int | None = None          # how many outputs to compare with ref (None = all visible)
+    dynamic_shape: str | None = None            # why the output shape depends on the data (unique)
 
 
 # -- strategies for spec writers -------------------------------------------
