@@ -10,7 +10,7 @@ import numpy as onp
 import pytest
 
 import hybridgraph as mx
-from hybridgraph import autograd, np, npx
+from hybridgraph import autograd, np
 from hybridgraph.numpy_dispatch_protocol import (_NUMPY_ARRAY_FUNCTION_DICT, _NUMPY_ARRAY_FUNCTION_LIST,
                                                  _NUMPY_ARRAY_UFUNC_DICT, _NUMPY_ARRAY_UFUNC_LIST,
                                                  with_array_function_protocol)
@@ -18,11 +18,7 @@ from hybridgraph.numpy_dispatch_protocol import (_NUMPY_ARRAY_FUNCTION_DICT, _NU
 NUMPY2 = onp.lib.NumpyVersion(onp.__version__) >= "2.0.0"
 
 
-@pytest.fixture(autouse=True)
-def _np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
+pytestmark = pytest.mark.usefixtures("np_mode")
 
 
 def _lookup(mod, dotted):

@@ -8,14 +8,10 @@ import numpy as onp
 import pytest
 
 import hybridgraph as mx
-from hybridgraph import np, npx
+from hybridgraph import np
 
 
-@pytest.fixture(autouse=True)
-def _np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
+pytestmark = pytest.mark.usefixtures("np_mode")
 
 
 @pytest.mark.parametrize("n, sections", [(10, 3), (10, 4), (7, 3), (3, 5), (0, 2), (6, 6)])

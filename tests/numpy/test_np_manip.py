@@ -7,24 +7,13 @@ import numpy as onp
 import pytest
 
 import hybridgraph as mx
-from hybridgraph import autograd, gluon, np, npx
+from hybridgraph import autograd, np, npx
 from hybridgraph.nd.errors import MXNetError, ShapeError
 
-
-@pytest.fixture(autouse=True)
-def _np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
+from .fn_block import FnBlock as _Fn
 
 
-class _Fn(gluon.HybridBlock):
-    def __init__(self, fn):
-        super().__init__()
-        self._fn = fn
-
-    def hybrid_forward(self, F, *xs):
-        return self._fn(F, *xs)
+pytestmark = pytest.mark.usefixtures("np_mode")
 
 
 @pytest.mark.parametrize("hybridize", [False, True])

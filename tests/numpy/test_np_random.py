@@ -10,11 +10,7 @@ import hybridgraph as mx
 from hybridgraph import autograd, gluon, np, npx
 
 
-@pytest.fixture(autouse=True)
-def _np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
+pytestmark = pytest.mark.usefixtures("np_mode")
 
 
 @pytest.mark.parametrize("name,args", [
