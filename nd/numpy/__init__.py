@@ -15,6 +15,8 @@ from .functions import *  # noqa: F401,F403
 from .functions import __all__ as _functions_all
 from .functions_ext import *  # noqa: F401,F403
 from .functions_ext import __all__ as _ext_all
+from .functions_extra2 import *  # noqa: F401,F403
+from .functions_extra2 import __all__ as _extra2_all
 from .index_tricks import unravel_index  # noqa: F401
 from .multiarray import array, ndarray  # noqa: F401
 from .protocol import register as _register_protocols
@@ -33,7 +35,7 @@ for _n in fallback_linalg.__all__:
     if not hasattr(linalg, _n):
         setattr(linalg, _n, getattr(fallback_linalg, _n))
 
-__all__ = ["ndarray", "array", "linalg", "random", "unravel_index", *_functions_all, *_ext_all,  # noqa: PLE0604
+__all__ = ["ndarray", "array", "linalg", "random", "unravel_index", *_functions_all, *_ext_all, *_extra2_all,  # noqa: PLE0604
            *_fallback_names]
 
 _register_protocols(_sys.modules[__name__])

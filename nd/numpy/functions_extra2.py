@@ -1,0 +1,39 @@
+"""More of the `mx.np` function namespace: the binary ufuncs `lcm`, `bitwise_and`,
+`bitwise_or`, `bitwise_xor`, `copysign`, `arctan2`, `ldexp` (registry ops in
+nd/ops/np_extra2.py) and mx.np.ndarray's `&`, `|`, `^` (and `&=`, `|=`, `^=`), which MXNet 1.9.1
+defines through them (it has no reflected `3 & x`)."""
+from __future__ import annotations
+
+from .functions import _binary_fn
+from .multiarray import ndarray
+
+
+
+def _ufunc(name: str, commutative: bool):
+    """mx.np.<name>(x1, x2, out=None): arrays, or an array and a scalar (`_npi_<name>_scalar`,
+    `_npi_r<name>_scalar` with the scalar first unless the op commutes)."""
+    rs = f"_npi_{name}_scalar" if commutative else f"_npi_r{name}_scalar"
+    return _binary_fn(name, (f"_npi_{name}", f"_npi_{name}_scalar", rs))
+
+
+lcm, bitwise_and, bitwise_or, bitwise_xor = (_ufunc(n, True) for n in ("lcm", "bitwise_and", "bitwise_or",
+                                                                       "bitwise_xor"))
+copysign, arctan2, ldexp = (_ufunc(n, False) for n in ("copysign", "arctan2", "ldexp"))
+
+
+def _dunder(fn_name: str, inplace: bool):
+    fn = {"bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor}[fn_name]
+
+    def method(self, other):
+        return fn(self, other, out=self) if inplace else fn(self, other)
+    method.__name__ = f"__{'i' if inplace else ''}{fn_name.split('_')[1]}__"
+    method.__doc__ = f"x {'op=' if inplace else 'op'} y via mx.np.{fn_name}."
+    return method
+
+
+for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    for _inplace in (False, True):
+        _m = _dunder(_n, _inplace)
+        setattr(ndarray, _m.__name__, _m)
+
+__all__ = ["lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "arctan2", "ldexp"]

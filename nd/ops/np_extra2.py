@@ -1,0 +1,215 @@
+"""More `mx.np` binary ufuncs: `lcm`, `bitwise_and/or/xor`, `copysign`, `arctan2`, `ldexp`
+(`_npi_<name>`, `_npi_<name>_scalar`, and `_npi_r<name>_scalar` for the non-commutative ones).
+
+Unlike `_npi_add` & co. these do no type promotion (MXNet 1.9.1 registers them with
+same-dtype type inference): both arrays must have one dtype, and the result has it.
+`lcm` and the bitwise ops take integer (or bool) arrays only, `arctan2` float arrays only,
+`copysign`/`ldexp` anything but bool. An integer array with a scalar casts the scalar to
+the array's dtype first (`ldexp(x, 2.5)` on int32 is `x * 4`), as MXNet's kernels do;
+a float kernel on integers is computed in float64 and truncated to the dtype.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import DTypeError
+from ..registry import ZERO_GRAD, OpDef, add_op, same_shape
+from .np_elemwise import _SCALAR_ATTRS, _scalar_out_dtype, np_broadcast_shape
+
+_INT_KINDS = "iub"
+
+
+def _lcm(x, y):
+    return np.lcm(x, y) if x.dtype.kind in "iu" else np.logical_and(x, y)
+
+
+def _copysign(x, y):
+    return np.copysign(x, y)
+
+
+def _ldexp(x, y):
+    return x * np.power(2.0, y.astype(np.float64) if y.dtype.kind in "iu" else y)
+
+
+# name -> (numpy kernel on two arrays of one dtype, allowed dtype kinds, what the check says)
+KERNELS = {
+    "lcm": (_lcm, "iub", "integer"),
+    "bitwise_and": (np.bitwise_and, "iub", "integer"),
+    "bitwise_or": (np.bitwise_or, "iub", "integer"),
+    "bitwise_xor": (np.bitwise_xor, "iub", "integer"),
+    "copysign": (_copysign, "iuf", "non-boolean"),
+    "arctan2": (np.arctan2, "f", "float"),
+    "ldexp": (_ldexp, "iuf", "non-boolean"),
+}
+COMMUTATIVE = ("lcm", "bitwise_and", "bitwise_or", "bitwise_xor")
+
+
+def _check_kind(name: str, dt: np.dtype) -> None:
+    kinds, what = KERNELS[name][1], KERNELS[name][2]
+    if np.dtype(dt).kind not in kinds:
+        raise DTypeError(f"_npi_{name}: the input must have a {what} dtype, got {np.dtype(dt)}")
+
+
+def _run(name: str, x, y, dt: np.dtype):
+    with np.errstate(all="ignore"):
+        r = np.asarray(KERNELS[name][0](x, y))
+    if r.dtype != dt:
+        if dt.kind in "iu" and r.dtype.kind == "f":
+            r = np.trunc(r)
+        r = r.astype(dt)
+    return r
+
+
+def _tensor_type(name: str):
+    def infer(a, lhs, rhs):
+        if lhs is None or rhs is None:
+            return None
+        lhs, rhs = np.dtype(lhs), np.dtype(rhs)
+        if lhs != rhs:
+            raise DTypeError(f"_npi_{name}: both inputs must have one dtype, got {lhs} and {rhs}")
+        _check_kind(name, lhs)
+        return [lhs, rhs], [lhs]
+    return infer
+
+
+def _tensor_forward(name: str):
+    infer = _tensor_type(name)
+
+    def forward(xp, a, lhs, rhs):
+        dt = infer(a, lhs.dtype, rhs.dtype)[1][0]
+        return (xp.asarray(_run(name, np.asarray(lhs), np.asarray(rhs), dt)),)
+    return forward
+
+
+def _scalar_dtype(name: str, x: np.dtype) -> np.dtype:
+    x = np.dtype(x)
+    if name in COMMUTATIVE:
+        _check_kind(name, x)
+        return x
+    if name == "arctan2" and x.kind != "f":
+        raise DTypeError(f"_npi_{name}_scalar: the input must have a float dtype, got {x}")
+    return _scalar_out_dtype(x, False)
+
+
+def _scalar_type(name: str):
+    def infer(a, x):
+        return None if x is None else ([x], [_scalar_dtype(name, x)])
+    return infer
+
+
+def _scalar_forward(name: str, reverse: bool):
+    def forward(xp, a, x):
+        dt = _scalar_dtype(name, x.dtype)
+        x = np.asarray(x).astype(dt, copy=False)
+        s = np.full(x.shape, a.scalar, dtype=np.float64).astype(dt)   # the scalar in the array's dtype
+        return (xp.asarray(_run(name, s, x, dt) if reverse else _run(name, x, s, dt)),)
+    return forward
+
+
+# -- gradients (MXNet: zero for lcm and the bitwise ops) ------------------------------------
+
+def _same_sign(F, lhs, rhs):
+    """1 where lhs and rhs have one sign (>= 0 counts as positive), else -1 (copysign's d/dx1)."""
+    agree = F._equal(F._greater_equal_scalar(lhs, scalar=0.0), F._greater_equal_scalar(rhs, scalar=0.0))
+    return F._minus_scalar(F._mul_scalar(agree, scalar=2.0), scalar=1.0)
+
+
+def _tensor_rule(name: str):
+    def copysign(F, g, lhs, rhs, y):
+        return F.elemwise_mul(g, _same_sign(F, lhs, rhs)), F.zeros_like(g)
+
+    def arctan2(F, g, lhs, rhs, y):
+        den = F.elemwise_add(F.square(lhs), F.square(rhs))
+        return (F.elemwise_mul(g, F.elemwise_div(rhs, den)),
+                F.negative(F.elemwise_mul(g, F.elemwise_div(lhs, den))))
+
+    def ldexp(F, g, lhs, rhs, y):
+        return (F.elemwise_mul(g, F._rpower_scalar(rhs, scalar=2.0)),
+                F.elemwise_mul(g, F._mul_scalar(y, scalar=math.log(2.0))))
+    return {"copysign": copysign, "arctan2": arctan2, "ldexp": ldexp}[name]
+
+
+def _tensor_gradient(name: str):
+    if name in COMMUTATIVE:
+        return ZERO_GRAD
+    rule = _tensor_rule(name)
+
+    def gradient(F, a, inputs, outputs, ograds):
+        lhs, rhs = inputs
+        y = outputs[0]
+        gl, gr = rule(F, ograds[0], F.broadcast_like(lhs, y), F.broadcast_like(rhs, y), y)
+        return [F._sum_to_like(gl, lhs), F._sum_to_like(gr, rhs)]
+    return gradient
+
+
+def _scalar_gradient(name: str, reverse: bool):
+    if name in COMMUTATIVE or (name == "copysign" and reverse):
+        return ZERO_GRAD
+
+    def gradient(F, a, inputs, outputs, ograds):
+        g, x, y, s = ograds[0], inputs[0], outputs[0], a.scalar
+        if name == "copysign":
+            return [F.elemwise_mul(g, _same_sign(F, x, F._mul_scalar(F.ones_like(x), scalar=s)))]
+        if name == "arctan2":
+            den = F._plus_scalar(F.square(x), scalar=s * s)
+            num = F._mul_scalar(F.reciprocal(den), scalar=-s if reverse else s)
+            return [F.elemwise_mul(g, num)]
+        if reverse:   # s * 2**x
+            return [F.elemwise_mul(g, F._mul_scalar(y, scalar=math.log(2.0)))]
+        return [F._mul_scalar(g, scalar=2.0 ** s)]
+    return gradient
+
+
+for _name in KERNELS:
+    add_op(OpDef(f"_npi_{_name}", inputs=("lhs", "rhs"), forward=_tensor_forward(_name),
+                 infer_shape=np_broadcast_shape, infer_type=_tensor_type(_name),
+                 gradient=_tensor_gradient(_name), hint=_name,
+                 doc=f"numpy's {_name} with broadcasting; both inputs of one dtype (MXNet 1.9.1)."))
+    for _rev in (False, True) if _name not in COMMUTATIVE else (False,):
+        _op = f"_npi_{'r' if _rev else ''}{_name}_scalar"
+        add_op(OpDef(_op, inputs=("data",), attrs=dict(_SCALAR_ATTRS), forward=_scalar_forward(_name, _rev),
+                     infer_shape=same_shape, infer_type=_scalar_type(_name),
+                     gradient=_scalar_gradient(_name, _rev), hint=_op[5:],
+                     doc=f"numpy's {_name} of {'a scalar and an array' if _rev else 'an array and a scalar'}."))
+
+
+# -- mod's gradient kernels (np_elemwise.py's `_npi_mod*` call them): zero for integer dtypes ----------
+
+def _is_int(x) -> bool:
+    return x.dtype.kind in _INT_KINDS
+
+
+def _backward_mod(xp, a, g, lhs, rhs):
+    if _is_int(lhs):
+        return xp.zeros(g.shape, lhs.dtype), xp.zeros(g.shape, rhs.dtype)
+    return g.astype(lhs.dtype, copy=False), (-g * xp.floor(lhs / rhs)).astype(rhs.dtype, copy=False)
+
+
+def _backward_mod_scalar(reverse: bool):
+    def forward(xp, a, g, x):
+        if _is_int(x):
+            return (xp.zeros(x.shape, x.dtype),)
+        return ((-g * xp.floor(x.dtype.type(a.scalar) / x) if reverse else g).astype(x.dtype, copy=False),)
+    return forward
+
+
+def _pair_shape(a, g, lhs, rhs):
+    return None if lhs is None or rhs is None else ([lhs, lhs, rhs], [lhs, rhs])
+
+
+def _pair_type(a, g, lhs, rhs):
+    return None if lhs is None or rhs is None else ([lhs, lhs, rhs], [lhs, rhs])
+
+
+add_op(OpDef("_backward_npi_mod", inputs=("ograd", "lhs", "rhs"), outputs=("grad_lhs", "grad_rhs"),
+             forward=_backward_mod, infer_shape=_pair_shape, infer_type=_pair_type, public=False, fluent=False,
+             doc="mod's gradients (operands broadcast to the output's shape): 1 and -floor(lhs / rhs); "
+                 "zero for integer dtypes."))
+for _rev in (False, True):
+    add_op(OpDef(f"_backward_npi_{'r' if _rev else ''}mod_scalar", inputs=("ograd", "data"),
+                 attrs=dict(_SCALAR_ATTRS), forward=_backward_mod_scalar(_rev), public=False, fluent=False,
+                 infer_shape=lambda a, g, x: None if x is None else ([x, x], [x]),
+                 infer_type=lambda a, g, x: None if x is None else ([x, x], [x]),
+                 doc="mod's scalar-form gradient; zero for integer dtypes."))

@@ -1,0 +1,91 @@
+"""Specs for nd/ops/np_extra2.py: lcm, bitwise_and/or/xor, copysign, arctan2, ldexp (arrays with
+broadcasting, and the scalar forms) against numpy; gradients by finite differences."""
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from tests.op_specs import OpSpec, arr, ints, shapes
+
+_INT = "integer operation (zero gradient)"
+
+
+def _pair(draw, make):
+    s = draw(shapes(max_dims=3))
+    s2 = tuple(1 if draw(st.booleans()) else d for d in s)[draw(st.integers(0, len(s))):]
+    a, b = draw(make(s)), draw(make(s2))
+    return [a, b] if draw(st.booleans()) else [b, a]
+
+
+def _int_op(name):
+    return OpSpec(f"_npi_{name}", case=lambda draw: (_pair(draw, lambda s: ints(s, -20, 20, dtype=np.int32)), {}),
+                  ref=lambda a, b, **kw: getattr(np, name)(a, b), nondiff=_INT)
+
+
+def _int_scalar(name):
+    return OpSpec(f"_npi_{name}_scalar",
+                  case=lambda draw: ([draw(ints(shapes(), -20, 20, dtype=np.int32))],
+                                     {"scalar": float(draw(st.integers(-9, 9))), "is_int": True}),
+                  ref=lambda x, scalar, **kw: getattr(np, name)(x, np.int32(scalar)), nondiff=_INT)
+
+
+def _ldexp_ref(a, b, **kw):
+    return a * np.power(2.0, b)
+
+
+def _float_scalar(name, ref, rev, lo=-2.0, hi=2.0, away=None):
+    def case(draw):
+        return [draw(arr(shapes(), lo, hi, away_from=away))], {"scalar": draw(st.sampled_from([-1.5, 0.5, 2.0]))}
+
+    def run(x, scalar, **kw):
+        return ref(np.full_like(x, scalar), x) if rev else ref(x, np.full_like(x, scalar))
+    zero = "zero gradient (the sign of x only)" if name == "copysign" and rev else None
+    return OpSpec(f"_npi_{'r' if rev else ''}{name}_scalar", case=case, ref=run, fd_rtol=1e-3, nondiff=zero)
+
+
+def _mod_backward_case(draw):
+    s = draw(shapes(max_dims=3))
+    if draw(st.booleans()):
+        i32 = [draw(ints(s, lo, 9, dtype=np.int32)) for lo in (-9, -9, 1)]
+        return i32, {}
+    return [draw(arr(s)), draw(arr(s, 0.1, 3.0)), draw(arr(s, 0.5, 2.0))], {}
+
+
+def _mod_backward_ref(g, lhs, rhs, **kw):
+    if lhs.dtype.kind == "i":
+        return np.zeros_like(lhs), np.zeros_like(rhs)
+    return g, -g * np.floor(lhs / rhs)
+
+
+def _mod_scalar_backward(rev):
+    def case(draw):
+        s = draw(shapes(max_dims=3))
+        if draw(st.booleans()):
+            return [draw(ints(s, -9, 9, dtype=np.int32)), draw(ints(s, 1, 9, dtype=np.int32))], {"scalar": 2.0}
+        return [draw(arr(s)), draw(arr(s, 0.5, 3.0))], {"scalar": 1.7}
+
+    def ref(g, x, scalar, **kw):
+        if x.dtype.kind == "i":
+            return np.zeros_like(x)
+        return -g * np.floor(scalar / x) if rev else g
+    return OpSpec(f"_backward_npi_{'r' if rev else ''}mod_scalar", case=case, ref=ref, nondiff="a gradient kernel")
+
+
+SPECS = [
+    OpSpec("_backward_npi_mod", case=_mod_backward_case, ref=_mod_backward_ref, nondiff="a gradient kernel"),
+    _mod_scalar_backward(False), _mod_scalar_backward(True),
+    *(_int_op(n) for n in ("lcm", "bitwise_and", "bitwise_or", "bitwise_xor")),
+    *(_int_scalar(n) for n in ("lcm", "bitwise_and", "bitwise_or", "bitwise_xor")),
+    OpSpec("_npi_copysign", case=lambda draw: (_pair(draw, lambda s: arr(s, away_from=0.0)), {}),
+           ref=lambda a, b, **kw: np.copysign(a, b)),
+    OpSpec("_npi_arctan2", case=lambda draw: (_pair(draw, lambda s: arr(s, 0.3, 2.0)), {}),
+           ref=lambda a, b, **kw: np.arctan2(a, b)),
+    OpSpec("_npi_ldexp", case=lambda draw: (_pair(draw, lambda s: arr(s, -2.0, 2.0)), {}), ref=_ldexp_ref,
+           fd_rtol=1e-3),
+    _float_scalar("copysign", np.copysign, False, away=0.0),
+    _float_scalar("copysign", np.copysign, True, away=0.0),
+    _float_scalar("arctan2", np.arctan2, False, 0.3, 2.0),
+    _float_scalar("arctan2", np.arctan2, True, 0.3, 2.0),
+    _float_scalar("ldexp", _ldexp_ref, False),
+    _float_scalar("ldexp", _ldexp_ref, True),
+]
