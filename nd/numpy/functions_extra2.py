@@ -5,7 +5,7 @@ defines through them (it has no reflected `3 & x`)."""
 from __future__ import annotations
 
 from .functions import _binary_fn
-from .multiarray import ndarray
+from .multiarray import _is_scalar, call, ndarray
 
 
 
@@ -19,6 +19,19 @@ def _ufunc(name: str, commutative: bool):
 lcm, bitwise_and, bitwise_or, bitwise_xor = (_ufunc(n, True) for n in ("lcm", "bitwise_and", "bitwise_or",
                                                                        "bitwise_xor"))
 copysign, arctan2, ldexp = (_ufunc(n, False) for n in ("copysign", "arctan2", "ldexp"))
+
+
+def ediff1d(ary, to_end=None, to_begin=None) -> ndarray:
+    """The differences between consecutive elements of the flattened array, with `to_begin` and
+    `to_end` (arrays, scalars or None) around them (`_npi_ediff1d`)."""
+    def given(x) -> bool:   # an array (eager or traced)
+        return x is not None and not _is_scalar(x)
+    attrs = {"to_begin_arr_given": given(to_begin), "to_end_arr_given": given(to_end)}
+    inputs = [ary] + [x for x in (to_begin, to_end) if given(x)]
+    for key, val in (("to_begin_scalar", to_begin), ("to_end_scalar", to_end)):
+        if not given(val):
+            attrs[key] = None if val is None else float(val)
+    return call("_npi_ediff1d", inputs, attrs)
 
 
 def _dunder(fn_name: str, inplace: bool):
@@ -36,4 +49,4 @@ for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
         _m = _dunder(_n, _inplace)
         setattr(ndarray, _m.__name__, _m)
 
-__all__ = ["lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "arctan2", "ldexp"]
+__all__ = ["lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "arctan2", "ldexp", "ediff1d"]

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from ..attrs import Attr
 from ..errors import DTypeError
 from ..registry import ZERO_GRAD, OpDef, add_op, same_shape
 from .np_elemwise import _SCALAR_ATTRS, _scalar_out_dtype, np_broadcast_shape
@@ -213,3 +214,87 @@ for _rev in (False, True):
                  infer_shape=lambda a, g, x: None if x is None else ([x, x], [x]),
                  infer_type=lambda a, g, x: None if x is None else ([x, x], [x]),
                  doc="mod's scalar-form gradient; zero for integer dtypes."))
+
+
+# -- ediff1d ---------------------------------------------------------------------------------
+
+_EDIFF_ATTRS = {
+    "to_begin_arr_given": Attr("bool", False, "Whether `to_begin` is an array (an input)."),
+    "to_end_arr_given": Attr("bool", False, "Whether `to_end` is an array (an input)."),
+    "to_begin_scalar": Attr("float", None, "If `to_begin` is a scalar, its value."),
+    "to_end_scalar": Attr("float", None, "If `to_end` is a scalar, its value."),
+}
+
+
+def _ediff_inputs(a) -> tuple:
+    n = 1 + bool(a.to_begin_arr_given) + bool(a.to_end_arr_given)
+    return ("input1", "input2", "input3")[:n]
+
+
+def _ediff_parts(a, sizes: list) -> tuple:
+    """The sizes of (begin, end) in the output: an array's size, 1 for a scalar, else 0."""
+    rest = iter(sizes[1:])
+    begin = next(rest) if a.to_begin_arr_given else int(a.to_begin_scalar is not None)
+    end = next(rest) if a.to_end_arr_given else int(a.to_end_scalar is not None)
+    return begin, end
+
+
+def _ediff_shape(a, *shapes):
+    if any(s is None for s in shapes):
+        return None
+    sizes = [int(np.prod(s)) for s in shapes]
+    begin, end = _ediff_parts(a, sizes)
+    return list(shapes), [(max(sizes[0] - 1, 0) + begin + end,)]
+
+
+def _ediff_type(a, *dtypes):
+    if dtypes[0] is None:
+        return None
+    return [dtypes[0]] * len(dtypes), [dtypes[0]]
+
+
+def _ediff1d(xp, a, ary, *arrays):
+    dt = ary.dtype
+    rest = iter(arrays)
+    flat = ary.reshape(-1)
+    begin = next(rest).reshape(-1) if a.to_begin_arr_given else \
+        xp.asarray([] if a.to_begin_scalar is None else [a.to_begin_scalar])
+    end = next(rest).reshape(-1) if a.to_end_arr_given else \
+        xp.asarray([] if a.to_end_scalar is None else [a.to_end_scalar])
+    return (xp.concatenate([begin.astype(dt), (flat[1:] - flat[:-1]).astype(dt), end.astype(dt)]),)
+
+
+def _ediff_gradient(F, a, inputs, outputs, ograds):
+    res = F._npi_backward_ediff1d(ograds[0], *inputs, **a.given)
+    return list(res) if len(inputs) > 1 else [res]   # one output comes back bare
+
+
+def _ediff_backward(xp, a, g, ary, *arrays):
+    n = ary.size
+    begin, end = _ediff_parts(a, [n, *(x.size for x in arrays)])
+    mid = g[begin:begin + max(n - 1, 0)]
+    gx = xp.zeros(n, g.dtype)
+    if n > 1:
+        gx[1:] += mid
+        gx[:-1] -= mid
+    out = [gx.reshape(ary.shape).astype(ary.dtype, copy=False)]
+    rest = iter(arrays)
+    if a.to_begin_arr_given:
+        x = next(rest)
+        out.append(g[:begin].reshape(x.shape).astype(x.dtype, copy=False))
+    if a.to_end_arr_given:
+        x = next(rest)
+        out.append(g[g.shape[0] - end:].reshape(x.shape).astype(x.dtype, copy=False))
+    return tuple(out)
+
+
+add_op(OpDef("_npi_ediff1d", inputs=_ediff_inputs, attrs=dict(_EDIFF_ATTRS), forward=_ediff1d,
+             infer_shape=_ediff_shape, infer_type=_ediff_type, gradient=_ediff_gradient, hint="ediff1d",
+             doc="numpy's ediff1d: the differences of the flattened array, with `to_begin` / `to_end` "
+                 "(arrays as inputs, or scalars as attributes) around them."))
+add_op(OpDef("_npi_backward_ediff1d", inputs=lambda a: ("ograd", *_ediff_inputs(a)),
+             outputs=lambda a: tuple(f"grad_{n}" for n in _ediff_inputs(a)), attrs=dict(_EDIFF_ATTRS),
+             forward=_ediff_backward, public=False, fluent=False,
+             infer_shape=lambda a, g, *s: None if any(x is None for x in s) else ([g, *s], list(s)),
+             infer_type=lambda a, g, *t: None if any(x is None for x in t) else ([g, *t], list(t)),
+             doc="ediff1d's gradients: -diff of the padded head gradient for the array, slices for the ends."))

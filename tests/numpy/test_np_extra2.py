@@ -143,3 +143,50 @@ def test_numpy_ufunc_protocol_dispatches():
     got = onp.lcm(a, b)
     assert isinstance(got, np.ndarray)
     onp.testing.assert_array_equal(got.asnumpy(), [60, 600])
+
+
+class _EDiff(HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self._kwargs = kwargs
+
+    def hybrid_forward(self, F, a, *ends):
+        kw = dict(self._kwargs)
+        for key, val in zip([k for k in ("to_begin", "to_end") if k not in kw], ends):
+            kw[key] = val
+        return F.np.ediff1d(a, **kw)
+
+
+@pytest.mark.parametrize("hybridize", [False, True])
+@pytest.mark.parametrize("kwargs, arrays", [({}, ()), ({"to_end": 3.0}, ("to_begin",)), ({"to_begin": -1}, ("to_end",)),
+                                            ({}, ("to_begin", "to_end")), ({"to_begin": 2, "to_end": 3}, ())])
+def test_ediff1d_values_and_gradients(kwargs, arrays, hybridize):
+    # MXNet 1.9.1's values and gradients (head gradient 0, 1, 2, ...) agree with these
+    x0 = onp.array([[1.0, 2, 4], [1, 6, 24]], dtype=onp.float32)
+    ends0 = {"to_begin": onp.array([7.0, 8], dtype=onp.float32), "to_end": onp.array([9.0], dtype=onp.float32)}
+    x = np.array(x0)
+    ends = [np.array(ends0[k]) for k in arrays]
+    for v in (x, *ends):
+        v.attach_grad()
+    net = _EDiff(**kwargs)
+    if hybridize:
+        net.hybridize()
+    with mx.autograd.record():
+        y = net(x, *ends)
+    want = onp.ediff1d(x0, **kwargs, **{k: ends0[k] for k in arrays})
+    onp.testing.assert_allclose(y.asnumpy(), want)
+    head = onp.arange(want.size, dtype=onp.float32)
+    y.backward(np.array(head))
+    nb = onp.size(kwargs.get("to_begin", ends0["to_begin"] if "to_begin" in arrays else []))
+    mid = head[nb:nb + 5]
+    onp.testing.assert_allclose(x.grad.asnumpy().ravel(), onp.r_[0, mid] - onp.r_[mid, 0])
+    for key, v in zip(arrays, ends):
+        want_g = head[:nb] if key == "to_begin" else head[want.size - v.size:]
+        onp.testing.assert_allclose(v.grad.asnumpy(), want_g)
+
+
+def test_ediff1d_dtype_and_empty():
+    got = np.ediff1d(np.array([3], dtype="int32"), to_begin=2.5)
+    assert got.dtype == onp.int32 and got.asnumpy().tolist() == [2]
+    assert np.ediff1d(np.zeros((0,))).shape == (0,)
+    assert np.ediff1d(np.zeros((4, 0, 5)), to_end=np.array([1.0, 2.0])).shape == (2,)

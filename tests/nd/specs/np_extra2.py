@@ -71,7 +71,55 @@ def _mod_scalar_backward(rev):
     return OpSpec(f"_backward_npi_{'r' if rev else ''}mod_scalar", case=case, ref=ref, nondiff="a gradient kernel")
 
 
+def _ediff_case(draw):
+    inputs = [draw(arr(shapes(min_dims=0, max_dims=3)))]
+    attrs = {}
+    for end in ("begin", "end"):
+        kind = draw(st.sampled_from(["arr", "scalar", "none"]))
+        attrs[f"to_{end}_arr_given"] = kind == "arr"
+        attrs[f"to_{end}_scalar"] = draw(st.sampled_from([-1.5, 2.0])) if kind == "scalar" else None
+        if kind == "arr":
+            inputs.append(draw(arr(shapes(min_dims=1, max_dims=2))))
+    return inputs, attrs
+
+
+def _ediff_split(inputs, a):
+    rest = iter(inputs[1:])
+    begin = next(rest) if a["to_begin_arr_given"] else a["to_begin_scalar"]
+    end = next(rest) if a["to_end_arr_given"] else a["to_end_scalar"]
+    return inputs[0], begin, end
+
+
+def _ediff_ref(*inputs, **a):
+    ary, begin, end = _ediff_split(inputs, a)
+    return np.ediff1d(ary, to_end=end, to_begin=begin)
+
+
+def _ediff_backward_case(draw):
+    inputs, attrs = _ediff_case(draw)
+    return [draw(arr(_ediff_ref(*inputs, **attrs).shape)), *inputs], attrs
+
+
+def _ediff_backward_ref(g, *inputs, **a):
+    ary, begin, end = _ediff_split(inputs, a)
+    nb = 0 if begin is None else np.size(begin)
+    n = ary.size
+    mid = g[nb:nb + max(n - 1, 0)]
+    gx = np.zeros(n)
+    if n > 1:
+        gx[1:] += mid
+        gx[:-1] -= mid
+    out = [gx.reshape(ary.shape)]
+    if a["to_begin_arr_given"]:
+        out.append(g[:nb].reshape(begin.shape))
+    if a["to_end_arr_given"]:
+        out.append(g[g.size - end.size:].reshape(end.shape))
+    return tuple(out)
+
+
 SPECS = [
+    OpSpec("_npi_ediff1d", case=_ediff_case, ref=_ediff_ref),
+    OpSpec("_npi_backward_ediff1d", case=_ediff_backward_case, ref=_ediff_backward_ref, nondiff="a gradient kernel"),
     OpSpec("_backward_npi_mod", case=_mod_backward_case, ref=_mod_backward_ref, nondiff="a gradient kernel"),
     _mod_scalar_backward(False), _mod_scalar_backward(True),
     *(_int_op(n) for n in ("lcm", "bitwise_and", "bitwise_or", "bitwise_xor")),
