@@ -34,6 +34,22 @@ def ediff1d(ary, to_end=None, to_begin=None) -> ndarray:
     return call("_npi_ediff1d", inputs, attrs)
 
 
+def percentile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear", keepdims=False):
+    """The q-th percentiles (q in [0, 100]: a number, or a 0-/1-D array) along the axes (`_npi_percentile`)."""
+    if overwrite_input is not None:
+        raise NotImplementedError("percentile: overwrite_input is not supported (nor in MXNet 1.9.1)")
+    attrs = {"axis": axis, "interpolation": interpolation, "keepdims": keepdims}
+    if _is_scalar(q):
+        return call("_npi_percentile", [a], {**attrs, "q_scalar": float(q)}, out=out)
+    return call("_npi_percentile", [a, q], {**attrs, "q_scalar": None}, out=out)
+
+
+def quantile(a, q, axis=None, out=None, overwrite_input=None, interpolation="linear", keepdims=False):
+    """The q-th quantiles (q in [0, 1]): percentile of 100 q, as MXNet computes it."""
+    return percentile(a, q * 100, axis=axis, out=out, overwrite_input=overwrite_input,
+                      interpolation=interpolation, keepdims=keepdims)
+
+
 def _dunder(fn_name: str, inplace: bool):
     fn = {"bitwise_and": bitwise_and, "bitwise_or": bitwise_or, "bitwise_xor": bitwise_xor}[fn_name]
 
@@ -49,4 +65,5 @@ for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
         _m = _dunder(_n, _inplace)
         setattr(ndarray, _m.__name__, _m)
 
-__all__ = ["lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "arctan2", "ldexp", "ediff1d"]
+__all__ = ["lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "arctan2", "ldexp", "ediff1d", "percentile",
+           "quantile"]

@@ -15,9 +15,10 @@ import math
 import numpy as np
 
 from ..attrs import Attr
-from ..errors import DTypeError
+from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import ZERO_GRAD, OpDef, add_op, same_shape
 from .np_elemwise import _SCALAR_ATTRS, _scalar_out_dtype, np_broadcast_shape
+from .np_matrix import _norm_axes, _np_reduced
 
 _INT_KINDS = "iub"
 
@@ -298,3 +299,73 @@ add_op(OpDef("_npi_backward_ediff1d", inputs=lambda a: ("ograd", *_ediff_inputs(
              infer_shape=lambda a, g, *s: None if any(x is None for x in s) else ([g, *s], list(s)),
              infer_type=lambda a, g, *t: None if any(x is None for x in t) else ([g, *t], list(t)),
              doc="ediff1d's gradients: -diff of the padded head gradient for the array, slices for the ends."))
+
+
+# -- percentile (quantile is percentile of 100 q) --------------------------------------------
+
+_PCT_ATTRS = {
+    "axis": Attr("shape", None, "Axis or axes along which the percentiles are computed (None: all)."),
+    "interpolation": Attr("str", "linear", "Between two data points: linear, lower, higher, midpoint, nearest.",
+                          choices=("linear", "lower", "higher", "midpoint", "nearest")),
+    "keepdims": Attr("bool", False, "Keep the reduced axes with size one."),
+    "q_scalar": Attr("float", None, "The percentile when it is a scalar (then there is no input q)."),
+}
+
+
+def _pct_shape(a, data, q=None):
+    if data is None or (a.q_scalar is None and q is None):
+        return None
+    axes = _norm_axes("_npi_percentile", a.axis, len(data))
+    out = _np_reduced(tuple(data), axes, a.keepdims)
+    qshape = () if a.q_scalar is not None else tuple(q)
+    if len(qshape) > 1:
+        raise ShapeError(f"_npi_percentile: q must be a scalar or 1-D, got shape {qshape}")
+    shapes = [data] if a.q_scalar is not None else [data, q]
+    return shapes, [qshape + out]
+
+
+def _pct_type(a, data, q=None):
+    if data is None:
+        return None
+    out = np.dtype(np.float64) if np.dtype(data) == np.float64 else np.dtype(np.float32)
+    return ([data] if a.q_scalar is not None else [data, q]), [out]
+
+
+def _pick(sorted_, a, q: float):
+    """One percentile of the last axis of sorted data, MXNet's way: the index q (n - 1) / 100 in
+    float32; nearest rounds halves away from zero (C's round), linear weights in float32."""
+    n = sorted_.shape[-1]
+    idx = np.float32(q) * np.float32(n - 1) / np.float32(100.0)
+    mode = a.interpolation
+    if mode in ("lower", "higher", "nearest"):
+        pos = {"lower": math.floor, "higher": math.ceil, "nearest": lambda v: math.floor(v + 0.5)}[mode](idx)
+        return sorted_[..., int(pos)]
+    if mode == "midpoint":
+        idx = np.float32((math.floor(idx) + math.ceil(idx)) / 2)
+    below = int(math.floor(idx))
+    above = min(below + 1, n - 1)
+    w = np.float32(idx - below)
+    return sorted_[..., below] * (np.float32(1) - w) + sorted_[..., above] * w
+
+
+def _percentile(xp, a, data, q=None):
+    data = np.asarray(data)
+    qv = np.asarray(a.q_scalar if a.q_scalar is not None else np.asarray(q), dtype=np.float64)
+    if ((qv < 0) | (qv > 100)).any():
+        raise AttrError(f"_npi_percentile: percentiles must be in the range [0, 100], got {qv.tolist()}")
+    out_dt = _pct_type(a, data.dtype, None if q is None else q.dtype)[1][0]
+    axes = _norm_axes("_npi_percentile", a.axis, data.ndim)
+    keep = [i for i in range(data.ndim) if i not in axes]
+    moved = np.transpose(data, keep + list(axes)).reshape([data.shape[i] for i in keep] + [-1])
+    sorted_ = np.sort(moved.astype(out_dt), axis=-1)
+    reduced = _np_reduced(data.shape, axes, a.keepdims)
+    res = [np.asarray(_pick(sorted_, a, float(v))).astype(out_dt).reshape(reduced) for v in qv.reshape(-1)]
+    out = np.stack(res) if qv.ndim else res[0]
+    return (xp.asarray(out.astype(out_dt)),)
+
+
+add_op(OpDef("_npi_percentile", inputs=lambda a: ("a",) if a.q_scalar is not None else ("a", "q"),
+             attrs=dict(_PCT_ATTRS), forward=_percentile, infer_shape=_pct_shape, infer_type=_pct_type,
+             gradient=ZERO_GRAD, hint="percentile",
+             doc="numpy's percentile (q in [0, 100], a scalar attribute or a 0-/1-D input) with MXNet's "
+                 "interpolation modes; float64 data gives float64, other dtypes float32."))

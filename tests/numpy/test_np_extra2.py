@@ -190,3 +190,45 @@ def test_ediff1d_dtype_and_empty():
     assert got.dtype == onp.int32 and got.asnumpy().tolist() == [2]
     assert np.ediff1d(np.zeros((0,))).shape == (0,)
     assert np.ediff1d(np.zeros((4, 0, 5)), to_end=np.array([1.0, 2.0])).shape == (2,)
+
+
+# MXNet 1.9.1's np.percentile(a, 50, axis=0) and np.quantile(float64 a, [0.25, 0.6], axis=1, keepdims=True)
+# on a = [[10, 7, 4], [3, 2, 1]] (int32): its `nearest` rounds a half index up, unlike NumPy
+MXNET_PCT = {"linear": ([6.5, 4.5, 2.5], [5.5, 1.5, 7.60000014, 2.20000005]),
+             "lower": ([3, 2, 1], [4, 1, 7, 2]), "higher": ([10, 7, 4], [7, 2, 10, 3]),
+             "midpoint": ([6.5, 4.5, 2.5], [5.5, 1.5, 8.5, 2.5]), "nearest": ([10, 7, 4], [7, 2, 7, 2])}
+
+
+class _Quantile(HybridBlock):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self._kwargs = kwargs
+
+    def hybrid_forward(self, F, a, q):
+        return F.np.quantile(a, q, **self._kwargs)
+
+
+@pytest.mark.parametrize("interpolation", sorted(MXNET_PCT))
+def test_percentile_quantile_as_mxnet(interpolation):
+    a = np.array([[10, 7, 4], [3, 2, 1]], dtype="int32")
+    want_p, want_q = MXNET_PCT[interpolation]
+    got = np.percentile(a, 50, axis=0, interpolation=interpolation)
+    assert got.dtype == onp.float32
+    onp.testing.assert_allclose(got.asnumpy(), want_p)
+    for hybridize in (False, True):
+        net = _Quantile(axis=1, interpolation=interpolation, keepdims=True)
+        if hybridize:
+            net.hybridize()
+        got = net(a.astype("float64"), np.array([0.25, 0.6]))
+        assert got.dtype == onp.float64 and got.shape == (2, 2, 1)
+        onp.testing.assert_allclose(got.asnumpy().ravel(), want_q, rtol=1e-7)
+
+
+def test_percentile_checks_q_and_axes():
+    a = np.arange(24).reshape(2, 3, 4)
+    onp.testing.assert_allclose(np.percentile(a, 30, axis=(-1, 0)).asnumpy(),
+                                onp.percentile(onp.arange(24.0).reshape(2, 3, 4), 30, axis=(-1, 0)), rtol=1e-6)
+    with pytest.raises(ValueError, match=r"\[0, 100\]"):
+        np.percentile(a, 120)
+    with pytest.raises(NotImplementedError):
+        np.percentile(a, 10, overwrite_input=True)

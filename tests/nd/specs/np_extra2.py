@@ -117,7 +117,26 @@ def _ediff_backward_ref(g, *inputs, **a):
     return tuple(out)
 
 
+def _pct_case(draw):
+    x = draw(arr(shapes(max_dims=3)))
+    axes = draw(st.one_of(st.none(), st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim, unique=True)))
+    attrs = {"axis": None if axes is None else tuple(axes), "keepdims": draw(st.booleans()),
+             "interpolation": draw(st.sampled_from(["linear", "lower", "higher", "midpoint"]))}
+    if draw(st.booleans()):
+        return [x], {**attrs, "q_scalar": draw(st.sampled_from([0.0, 25.0, 50.0, 100.0]))}
+    return [x, np.array(draw(st.lists(st.sampled_from([0.0, 10.0, 75.0, 100.0]), min_size=1, max_size=3)))], \
+        {**attrs, "q_scalar": None}
+
+
+def _pct_ref(x, q=None, axis=None, keepdims=False, interpolation="linear", q_scalar=None, **kw):
+    # numpy's own percentile (MXNet's float32 index can differ in the last bits, and its `nearest`
+    # rounds halves up: tests/numpy checks that mode)
+    qv = q_scalar if q is None else q
+    return np.percentile(x, qv, axis=axis, method=interpolation, keepdims=keepdims)
+
+
 SPECS = [
+    OpSpec("_npi_percentile", case=_pct_case, ref=_pct_ref, nondiff="zero gradient (as MXNet's)"),
     OpSpec("_npi_ediff1d", case=_ediff_case, ref=_ediff_ref),
     OpSpec("_npi_backward_ediff1d", case=_ediff_backward_case, ref=_ediff_backward_ref, nondiff="a gradient kernel"),
     OpSpec("_backward_npi_mod", case=_mod_backward_case, ref=_mod_backward_ref, nondiff="a gradient kernel"),
