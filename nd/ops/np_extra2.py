@@ -331,11 +331,11 @@ def _pct_type(a, data, q=None):
     return ([data] if a.q_scalar is not None else [data, q]), [out]
 
 
-def _pick(sorted_, a, q: float):
+def _pick(sorted_, a, q: np.floating):
     """One percentile of the last axis of sorted data, MXNet's way: the index q (n - 1) / 100 in
     float32; nearest rounds halves away from zero (C's round), linear weights in float32."""
     n = sorted_.shape[-1]
-    idx = np.float32(q) * np.float32(n - 1) / np.float32(100.0)
+    idx = np.float32(np.float64(q * q.dtype.type(n - 1)) / 100.0)   # q * (n-1) in q's dtype, as MXNet
     mode = a.interpolation
     if mode in ("lower", "higher", "nearest"):
         pos = {"lower": math.floor, "higher": math.ceil, "nearest": lambda v: math.floor(v + 0.5)}[mode](idx)
@@ -345,21 +345,25 @@ def _pick(sorted_, a, q: float):
     below = int(math.floor(idx))
     above = min(below + 1, n - 1)
     w = np.float32(idx - below)
-    return sorted_[..., below] * (np.float32(1) - w) + sorted_[..., above] * w
+    # each term data * weight in MXNet's C++ types (float16 stays float16, an integer becomes float32)
+    pt = sorted_.dtype if sorted_.dtype.kind == "f" else np.dtype(np.float32)
+    lo = (sorted_[..., below] * (np.float32(1) - w)).astype(pt)
+    hi = (sorted_[..., above] * w).astype(pt)
+    return lo.astype(np.float64 if pt == np.float64 else np.float32) + hi
 
 
 def _percentile(xp, a, data, q=None):
     data = np.asarray(data)
-    qv = np.asarray(a.q_scalar if a.q_scalar is not None else np.asarray(q), dtype=np.float64)
+    qv = np.asarray(a.q_scalar, dtype=np.float64) if a.q_scalar is not None else np.asarray(q)
     if ((qv < 0) | (qv > 100)).any():
         raise AttrError(f"_npi_percentile: percentiles must be in the range [0, 100], got {qv.tolist()}")
     out_dt = _pct_type(a, data.dtype, None if q is None else q.dtype)[1][0]
     axes = _norm_axes("_npi_percentile", a.axis, data.ndim)
     keep = [i for i in range(data.ndim) if i not in axes]
     moved = np.transpose(data, keep + list(axes)).reshape([data.shape[i] for i in keep] + [-1])
-    sorted_ = np.sort(moved.astype(out_dt), axis=-1)
+    sorted_ = np.sort(moved, axis=-1)
     reduced = _np_reduced(data.shape, axes, a.keepdims)
-    res = [np.asarray(_pick(sorted_, a, float(v))).astype(out_dt).reshape(reduced) for v in qv.reshape(-1)]
+    res = [np.asarray(_pick(sorted_, a, v)).astype(out_dt).reshape(reduced) for v in qv.reshape(-1)]
     out = np.stack(res) if qv.ndim else res[0]
     return (xp.asarray(out.astype(out_dt)),)
 
