@@ -17,6 +17,8 @@ from .functions_ext import *  # noqa: F401,F403
 from .functions_ext import __all__ as _ext_all
 from .functions_extra1 import *  # noqa: F401,F403
 from .functions_extra1 import __all__ as _extra1_all
+from .functions_extra2 import *  # noqa: F401,F403
+from .functions_extra2 import __all__ as _extra2_all
 from .index_tricks import unravel_index  # noqa: F401
 from .multiarray import array, ndarray  # noqa: F401
 from .protocol import register as _register_protocols
@@ -36,6 +38,6 @@ for _n in fallback_linalg.__all__:
         setattr(linalg, _n, getattr(fallback_linalg, _n))
 
 __all__ = ["ndarray", "array", "linalg", "random", "unravel_index", *_functions_all, *_ext_all,  # noqa: PLE0604
-           *_extra1_all, *_fallback_names]
+           *_extra1_all, *_extra2_all, *_fallback_names]
 
 _register_protocols(_sys.modules[__name__])

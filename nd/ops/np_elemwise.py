@@ -100,12 +100,24 @@ NP_COMPARE = {"equal": "equal", "not_equal": "not_equal", "greater": "greater",
               "greater_equal": "greater_equal", "less": "lesser", "less_equal": "lesser_equal",
               "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor"}
 
+def _mod_gradient(F, a, inputs, outputs, ograds):
+    """mod's gradient, zero for integer dtypes as MXNet's (kernel `_backward_npi_mod`, np_extra2.py)."""
+    lhs, rhs = inputs
+    y = outputs[0]
+    gl, gr = F._backward_npi_mod(ograds[0], F.broadcast_like(lhs, y), F.broadcast_like(rhs, y))
+    return [F._sum_to_like(gl, lhs), F._sum_to_like(gr, rhs)]
+
+
+def _mod_scalar_gradient(backward: str):
+    return lambda F, a, inputs, outputs, ograds: [getattr(F, backward)(ograds[0], inputs[0], scalar=a.scalar)]
+
+
 for _np_name, _key in NP_BINARY.items():
     _fn, _cexpr, _rule = BINARY[_key]
     add_op(OpDef("_npi_" + _np_name, inputs=("lhs", "rhs"),
                  forward=_binary_np_forward(_fn, true_divide=_np_name == "true_divide", name=_np_name),
                  infer_shape=np_broadcast_shape, infer_type=_np_binary_type(_np_name),
-                 gradient=_binary_gradient(_key, _rule, True), hint=_np_name,
+                 gradient=_mod_gradient if _key == "mod" else _binary_gradient(_key, _rule, True), hint=_np_name,
                  doc=f"numpy's {_np_name} with broadcasting and MXNet's numpy type promotion."))
 
 for _np_name, _key in NP_COMPARE.items():
@@ -164,7 +176,8 @@ for _np_name, (_key, _rev, _legacy) in NP_SCALAR.items():
     add_op(OpDef(f"_npi_{_np_name}_scalar", inputs=("data",), attrs=dict(_SCALAR_ATTRS),
                  forward=_scalar_np_forward(BINARY[_key][0], _rev, _td, False),
                  infer_shape=same_shape, infer_type=_scalar_type(_td, False),
-                 gradient=_scalar_gradient(SCALAR_RULES.get(_legacy)), hint=f"{_np_name}_scalar",
+                 gradient=_mod_scalar_gradient(f"_backward_npi_{_np_name}_scalar") if _key == "mod" else
+                 _scalar_gradient(SCALAR_RULES.get(_legacy)), hint=f"{_np_name}_scalar",
                  doc=f"numpy's {_np_name} of an array and a scalar."))
 
 for _np_name in NP_COMPARE_SCALAR:
