@@ -7,16 +7,12 @@ import numpy as onp
 import pytest
 
 import hybridgraph as mx
-from hybridgraph import np, npx
+from hybridgraph import np
 from hybridgraph.gluon import HybridBlock
 from hybridgraph.nd.errors import DTypeError
 
 
-@pytest.fixture(autouse=True)
-def _np_mode():
-    npx.set_np()
-    yield
-    npx.reset_np()
+pytestmark = pytest.mark.usefixtures("np_mode")
 
 
 A = [[3, -4], [5, 6]]
