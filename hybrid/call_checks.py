@@ -75,15 +75,18 @@ def check_mixed(flat: list) -> None:
 
 
 def _hybrid_forward_style(block: Any) -> bool:
-    """Whether the block is written with `hybrid_forward` (MXNet 1.x) rather than `forward`."""
+    """Whether the block is written with `hybrid_forward` (MXNet 1.x) rather than `forward`
+    (remembered per class: the check runs on every hybridized call)."""
     base = _BASE[0]
     if base is None:
         from .hybrid_block import HybridBlock  # noqa: PLC0415 - that module imports this one
         base = _BASE[0] = HybridBlock.hybrid_forward
-    return type(block).hybrid_forward is not base
+    style = _STYLE[type(block)] = type(block).hybrid_forward is not base
+    return style
 
 
 _BASE: list = [None]
+_STYLE: dict = {}
 
 
 def _check_contexts(block: Any, flat: list) -> None:
@@ -103,8 +106,11 @@ def check_hybridized_call(block: Any, args: tuple, flat: list) -> None:
     with `hybrid_forward`, scalars, arrays on several contexts (cpu_pinned counts as cpu) and
     an argument structure (which arguments are None, how lists nest) other than the first
     call's, beyond trailing None defaults."""
-    if len(flat) == len(args) and all(isinstance(a, NDArray) for a in args):   # the common call
-        if not _hybrid_forward_style(block):
+    n = len(args)
+    if n == len(flat) and (isinstance(args[0], NDArray) if n == 1 else
+                           all(isinstance(a, NDArray) for a in args)):   # the common call
+        style = _STYLE.get(type(block))
+        if not (_hybrid_forward_style(block) if style is None else style):
             return
         if len(args) > 1:
             _check_contexts(block, flat)

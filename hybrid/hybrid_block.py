@@ -31,7 +31,7 @@ from .utils import export_paths
 
 
 def _zero_size_np(flat: list) -> bool:
-    return is_np_shape() and any(isinstance(x, nd.NDArray) and 0 in x.shape for x in flat)
+    return any(isinstance(x, nd.NDArray) and 0 in x.shape for x in flat)
 
 
 class HybridBlock(Block):
@@ -82,7 +82,7 @@ class HybridBlock(Block):
             check_hybridized_call(self, args, flat)
             # a hybridized call on arrays; zero-size np arrays run eagerly: the graph planner's
             # shape inference reads a 0 dimension as unknown (MXNet's legacy convention)
-            if any(isinstance(x, nd.NDArray) for x in flat) and not _zero_size_np(flat):
+            if any(isinstance(x, nd.NDArray) for x in flat) and not (is_np_shape() and _zero_size_np(flat)):
                 for hook in list(self._forward_pre_hooks.values()):
                     hook(self, args)
                 out = self._call_cached(args, kwargs, flat)

@@ -75,7 +75,7 @@ def set_np_shape(active: bool) -> bool:
 
 def is_np_shape() -> bool:
     """Whether NumPy shape semantics is on in this thread."""
-    return _get("shape")
+    return getattr(_state, "shape", False)      # inline: asked on every hybridized call
 
 
 def set_np_array(active: bool) -> bool:
@@ -85,7 +85,7 @@ def set_np_array(active: bool) -> bool:
 
 def is_np_array() -> bool:
     """Whether NumPy array semantics is on in this thread."""
-    return _get("array")
+    return getattr(_state, "array", False)      # inline: asked on every block call
 
 
 @contextmanager
