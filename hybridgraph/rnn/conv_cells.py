@@ -18,12 +18,16 @@ class BaseConvRNNCell(BaseRNNCell):
     """Shared by the convolutional cells: the state shape follows from the i2h convolution of
     `input_shape`; h2h keeps it (odd kernel, 'same' padding)."""
 
-    def __init__(self, input_shape: tuple, num_hidden: int, h2h_kernel: tuple, h2h_dilate: tuple,
-                 i2h_kernel: tuple, i2h_stride: tuple, i2h_pad: tuple, i2h_dilate: tuple,
-                 i2h_weight_initializer: Any, h2h_weight_initializer: Any, i2h_bias_initializer: Any,
-                 h2h_bias_initializer: Any, activation: Any, prefix: str = "", params: Any = None,
-                 conv_layout: str = "NCHW"):
-        super().__init__(prefix=prefix, params=params)
+    _default_prefix = ""
+
+    def __init__(self, input_shape: tuple, num_hidden: int, h2h_kernel: tuple = (3, 3),
+                 h2h_dilate: tuple = (1, 1), i2h_kernel: tuple = (3, 3), i2h_stride: tuple = (1, 1),
+                 i2h_pad: tuple = (1, 1), i2h_dilate: tuple = (1, 1), i2h_weight_initializer: Any = None,
+                 h2h_weight_initializer: Any = None, i2h_bias_initializer: Any = "zeros",
+                 h2h_bias_initializer: Any = "zeros", activation: Any = _LEAKY, prefix: str | None = None,
+                 params: Any = None, conv_layout: str = "NCHW"):
+        """MXNet's arguments and defaults; `prefix` defaults to the cell's own ("ConvLSTM_", ...)."""
+        super().__init__(prefix=self._default_prefix if prefix is None else prefix, params=params)
         if h2h_kernel[0] % 2 != 1 or h2h_kernel[1] % 2 != 1:
             raise AssertionError(f"Only support odd number, get h2h_kernel= {h2h_kernel}")
         self._h2h_kernel, self._h2h_dilate = h2h_kernel, h2h_dilate
@@ -68,13 +72,7 @@ class BaseConvRNNCell(BaseRNNCell):
 class ConvRNNCell(BaseConvRNNCell):
     """Convolutional Elman cell."""
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3),
-                 i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
-                 activation=_LEAKY, prefix="ConvRNN_", params=None, conv_layout="NCHW"):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad,
-                         i2h_dilate, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = "ConvRNN_"
 
     @property
     def _gate_names(self) -> tuple:
@@ -94,13 +92,7 @@ class ConvRNNCell(BaseConvRNNCell):
 class ConvLSTMCell(BaseConvRNNCell):
     """Convolutional LSTM cell (gates i, f, c, o along the channel axis)."""
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3),
-                 i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
-                 activation=_LEAKY, prefix="ConvLSTM_", params=None, conv_layout="NCHW"):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad,
-                         i2h_dilate, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = "ConvLSTM_"
 
     @property
     def _gate_names(self) -> tuple:
@@ -122,13 +114,7 @@ class ConvLSTMCell(BaseConvRNNCell):
 class ConvGRUCell(BaseConvRNNCell):
     """Convolutional GRU cell (gates r, z, o)."""
 
-    def __init__(self, input_shape, num_hidden, h2h_kernel=(3, 3), h2h_dilate=(1, 1), i2h_kernel=(3, 3),
-                 i2h_stride=(1, 1), i2h_pad=(1, 1), i2h_dilate=(1, 1), i2h_weight_initializer=None,
-                 h2h_weight_initializer=None, i2h_bias_initializer="zeros", h2h_bias_initializer="zeros",
-                 activation=_LEAKY, prefix="ConvGRU_", params=None, conv_layout="NCHW"):
-        super().__init__(input_shape, num_hidden, h2h_kernel, h2h_dilate, i2h_kernel, i2h_stride, i2h_pad,
-                         i2h_dilate, i2h_weight_initializer, h2h_weight_initializer, i2h_bias_initializer,
-                         h2h_bias_initializer, activation, prefix, params, conv_layout)
+    _default_prefix = "ConvGRU_"
 
     @property
     def _gate_names(self) -> tuple:

@@ -127,3 +127,17 @@ def test_bucketing_module_trains_lstm_lm_with_zero_batch_begin_states():
     metric.reset()
     mod.score(it, metric)
     assert metric.get()[1] < 1.5  # uniform guessing over the 5 tokens would give 5
+
+
+@pytest.mark.parametrize("cls,prefix,gates", [("ConvRNNCell", "ConvRNN_", 1), ("ConvLSTMCell", "ConvLSTM_", 4),
+                                              ("ConvGRUCell", "ConvGRU_", 3)])
+def test_conv_cells_keep_mxnet_defaults(cls, prefix, gates):
+    """The conv cells share one constructor: MXNet's default prefix per class, an explicit one
+    wins, and the i2h weight has gates * num_hidden filters with the default 3x3 kernel."""
+    cell = getattr(mx.rnn, cls)(input_shape=(1, 3, 8, 8), num_hidden=4)
+    assert cell._prefix == prefix
+    assert getattr(mx.rnn, cls)((1, 3, 8, 8), 4, prefix="mine_")._prefix == "mine_"
+    out, _ = cell.unroll(2, inputs=mx.sym.Variable("data"), layout="NTC", merge_outputs=False)
+    arg_shapes, _, _ = out[-1].infer_shape(data=(1, 2, 3, 8, 8))
+    shapes = dict(zip(out[-1].list_arguments(), arg_shapes))
+    assert shapes[f"{prefix}i2h_weight"] == (gates * 4, 3, 3, 3)
