@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+
+from hybridgraph.nd.atomic import atomic_write
 import os
 import re
 import sys
@@ -117,8 +119,8 @@ def table(mx_paths: list[str], hg_paths: list[str], portable_paths: list[str], t
 def merge(out: str, paths: list[str]) -> None:
     """Write one summary.json holding, per file, the last of `paths` that ran it."""
     files, tests = load_runs(paths)
-    with open(out, "w") as fh:
-        json.dump({"meta": {"merged_from": paths}, "files": files, "tests": tests}, fh, indent=1, sort_keys=True)
+    text = json.dumps({"meta": {"merged_from": paths}, "files": files, "tests": tests}, indent=1, sort_keys=True)
+    atomic_write(out, text.encode())   # a merged table is never left half-written
 
 
 def main(argv: list[str] | None = None) -> int:
