@@ -159,8 +159,32 @@ def make_split_v2(ns: Any) -> Callable:
     return split_v2
 
 
+def make_histogram(ns: Any, symbolic: bool) -> Callable:
+    """MXNet's `histogram(a, bins=10, range=None)`: `_histogram` with bin edges (an array) or
+    `bins` equal bins over `range`; eagerly without `range`, numpy's own bins over the data's
+    span (float32 counts, as MXNet's wrapper returns); a Symbol needs `range`."""
+
+    def histogram(a, bins=10, range=None, **kwargs):  # noqa: A002 - MXNet's argument name
+        if isinstance(bins, (bool, np.bool_)) or not isinstance(bins, (numbers.Integral,)):
+            if hasattr(bins, "shape") or getattr(bins, "_is_symbolic", False):
+                return ns._histogram(data=a, bins=bins, **kwargs)
+            raise ValueError("bins argument should be either an integer or an NDArray")
+        if range is None:
+            if symbolic:
+                raise ValueError("null range is not supported in symbol mode")
+            import warnings  # noqa: PLC0415
+            from .creation import array  # noqa: PLC0415
+            warnings.warn("range is not specified, using numpy's result to ensure consistency with numpy",
+                          stacklevel=2)
+            res, edges = np.histogram(a.asnumpy(), bins=int(bins))
+            return array(res), array(edges)
+        return ns._histogram(data=a, bin_cnt=int(bins), range=range, **kwargs)
+    return histogram
+
+
 def install_helpers(namespace: dict, ns: Any, symbolic: bool) -> None:
     names = SYMBOL_HELPERS if symbolic else tuple(RULES)
     for n in names:
         namespace[n] = make_binary_helper(n, ns, symbolic)
     namespace["split_v2"] = make_split_v2(ns)
+    namespace["histogram"] = make_histogram(ns, symbolic)

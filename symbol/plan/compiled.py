@@ -330,7 +330,11 @@ class Plan:
             if h is None:
                 out.append(None)
                 continue
-            if g is None:
+            if sched.shapes[h] is None:          # known only at run time (boolean_mask, unique)
+                if g is None:
+                    raise ValueError(f"head gradient for {sched.names[h]!r}: its shape depends on the "
+                                     "data, so it must be given")
+            elif g is None:
                 g = self.xp.zeros(tuple(sched.shapes[h]), dtype=sched.dtypes[h])
             elif tuple(g.shape) != tuple(sched.shapes[h]):
                 raise ValueError(f"head gradient for {sched.names[h]!r}: expected shape "
