@@ -59,7 +59,8 @@ def _pool(data, rois, pooled_size, spatial_scale, ratio, ps=False, aligned=False
                 y = y0 + ph * rh / ph_ + (iy + 0.5) * rh / ph_ / gh
                 x = x0 + pw * rw / pw_ + (ix + 0.5) * rw / pw_ / gw
                 if rotated:
-                    x, y = x * math.cos(theta) + y * math.sin(theta) + cx, y * math.cos(theta) - x * math.sin(theta) + cy
+                    cos, sin = math.cos(theta), math.sin(theta)
+                    x, y = x * cos + y * sin + cx, y * cos - x * sin + cy
                 acc += _bilinear(data[b, cin], y, x)
             out[r, c, ph, pw] = acc / max(gh * gw, 1)
     return out
