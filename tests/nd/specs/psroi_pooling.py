@@ -39,7 +39,8 @@ def _case(draw):
     rows = []
     for _ in range(draw(st.integers(1, 3))):
         x1, y1 = draw(st.floats(-2, 2 * w)), draw(st.floats(-2, 2 * h))
-        rows.append([draw(st.integers(0, n - 1)), x1, y1, x1 + draw(st.floats(0, 2 * w)), y1 + draw(st.floats(0, 2 * h))])
+        x2, y2 = x1 + draw(st.floats(0, 2 * w)), y1 + draw(st.floats(0, 2 * h))
+        rows.append([draw(st.integers(0, n - 1)), x1, y1, x2, y2])
     attrs = {"spatial_scale": draw(st.sampled_from([1.0, 0.5])), "output_dim": od, "pooled_size": p, "group_size": gs}
     return [draw(arr((n, od * (gs or p) ** 2 + draw(st.integers(0, 1)), h, w))), np.array(rows)], attrs
 
