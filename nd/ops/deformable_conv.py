@@ -69,6 +69,8 @@ def _geometry(a):
 
 
 def _shape(a, d, o, w, b=None):
+    if len(a.kernel) != 2 or a.layout not in (None, "NCHW"):
+        return None                     # not implemented: the kernel says so (a rule's error is wrapped)
     (kh, kw), stride, dilate, pad = _geometry(a)
     if d is None:
         return None
@@ -158,6 +160,7 @@ def _kk(a) -> int:
           infer_shape=_shape, infer_type=_type)
 def DeformableConvolution(xp, a, data, offset, weight, bias=None):  # noqa: N802
     """Convolution of data sampled at offset kernel taps (see the module doc)."""
+    _geometry(a)
     _, (oshape,) = _shape(a, data.shape, offset.shape, weight.shape, None if bias is None else bias.shape)
     corners, _ = _taps(xp, a, data, offset)
     cols = _columns(xp, a, data, corners)
