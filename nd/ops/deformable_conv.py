@@ -18,7 +18,7 @@ import numpy as np
 
 from ..attrs import Attr
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import register
+from ..registry import register, shape_known
 from .indexing_ops import scatter_add
 
 _FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
@@ -72,7 +72,7 @@ def _shape(a, d, o, w, b=None):
     if len(a.kernel) != 2 or a.layout not in (None, "NCHW"):
         return None                     # not implemented: the kernel says so (a rule's error is wrapped)
     (kh, kw), stride, dilate, pad = _geometry(a)
-    if d is None:
+    if d is None or not shape_known(d):
         return None
     if len(d) != 4:
         raise ShapeError(f"operator {_OP}: data should be a 4D tensor (N, C, H, W), got {tuple(d)}")
@@ -86,16 +86,21 @@ def _shape(a, d, o, w, b=None):
     if oh < 1 or ow < 1:
         raise ShapeError(f"operator {_OP}: kernel size exceeds the padded input {tuple(d)}")
     want = (n, 2 * kh * kw * a.num_deformable_group, oh, ow)
-    if o is not None and tuple(o) != want:
+    if o is not None and not _fits(want, o):
         raise ShapeError(f"operator {_OP}: offset must have shape {want} (N, 2 * kh * kw * num_deformable_group, "
                          f"out_h, out_w), got {tuple(o)}")
     wshape = (a.num_filter, c // a.num_group, kh, kw)
-    if w is not None and tuple(w) != wshape:
+    if w is not None and not _fits(wshape, w):
         raise ShapeError(f"operator {_OP}: weight must have shape {wshape}, got {tuple(w)}")
-    if b is not None and tuple(b) != (a.num_filter,):
+    if b is not None and not _fits((a.num_filter,), b):
         raise ShapeError(f"operator {_OP}: bias must have shape ({a.num_filter},), got {tuple(b)}")
     ins = [tuple(d), want, wshape] + ([] if a.no_bias else [(a.num_filter,)])
     return ins, [(n, a.num_filter, oh, ow)]
+
+
+def _fits(want: tuple, got) -> bool:
+    """Whether a partially known shape (0 = unknown dim) can be `want`."""
+    return len(got) == len(want) and all(g in (0, w) for w, g in zip(want, got))
 
 
 def _type(a, *ts):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..attrs import Attr
 from ..errors import AttrError, ShapeError
-from ..registry import register
+from ..registry import register, shape_known
 from .conv_kernels import Geometry, _col2im, _im2col, prod
 
 _WINDOW = {
@@ -55,7 +55,7 @@ def _out_spatial(op: str, geo: Geometry, in_sp: tuple) -> tuple:
 
 
 def _im2col_shape(a, s):
-    if s is None:
+    if s is None or not shape_known(s):
         return None
     geo = _geometry("im2col", a)
     if len(s) != len(geo.kernel) + 2:
@@ -90,7 +90,7 @@ def _backward_im2col(xp, a, ograd, data):  # noqa: N802
 
 
 def _col2im_shape(a, s):
-    if s is None:
+    if s is None or not shape_known(s):
         return None
     geo = _geometry("col2im", a)
     size = tuple(int(v) for v in a.output_size)

@@ -21,7 +21,7 @@ import numpy as np
 from ..attrs import Attr
 from ..backend import to_numpy
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import ZERO_GRAD, register
+from ..registry import ZERO_GRAD, register, shape_known
 
 _F = np.float32
 _ATTRS = {
@@ -64,7 +64,7 @@ def _shape(multi: bool):
         if not a.scales or not a.ratios or a.feature_stride < 1:
             raise AttrError(f"operator {_name(multi)}: scales and ratios must be non-empty and feature_stride "
                             f"positive, got scales={a.scales}, ratios={a.ratios}, feature_stride={a.feature_stride}")
-        if cls is None:
+        if cls is None or not shape_known(cls):
             return None
         if len(cls) != 4 or cls[1] != 2 * len(a.scales) * len(a.ratios):
             raise ShapeError(f"operator {_name(multi)}: cls_prob must be (N, 2 * num_anchors, H, W) with num_anchors "

@@ -16,7 +16,7 @@ import numpy as np
 from ..attrs import Attr
 from ..backend import to_numpy
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import register
+from ..registry import register, shape_known
 from .indexing_ops import scatter_add
 
 _FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
@@ -41,6 +41,8 @@ def _group(a) -> int:
 
 def _shape(a, d, r):
     gs = _group(a)
+    d = d if d is None or shape_known(d) else None
+    r = r if r is None or shape_known(r) else None
     if d is not None:
         if len(d) != 4:
             raise ShapeError(f"operator _contrib_PSROIPooling: data should be a 4D tensor, got shape {tuple(d)}")

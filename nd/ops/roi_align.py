@@ -23,7 +23,7 @@ import numpy as np
 from ..attrs import Attr
 from ..backend import to_numpy
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import register
+from ..registry import register, shape_known
 
 _FLOATS = (np.dtype("float16"), np.dtype("float32"), np.dtype("float64"))
 _SCALE_DOC = ("Ratio of input feature map height (or w) to raw image height (or w). Equals the reciprocal "
@@ -56,9 +56,9 @@ def _shape(op: str, a, d, r, cols: int):
     ph, pw = _pooled(op, a)
     if d is not None and len(d) != 4:
         raise ShapeError(f"operator {op}: data should be a 4D tensor, got shape {tuple(d)}")
-    if r is not None and (len(r) != 2 or r[1] != cols):
+    if r is not None and (len(r) != 2 or r[1] not in (0, cols)):
         raise ShapeError(f"operator {op}: rois should be a 2D tensor of shape (num_rois, {cols}), got {tuple(r)}")
-    if d is None or r is None:
+    if d is None or r is None or not shape_known(d) or not shape_known(r):
         return None
     c = d[1]
     if getattr(a, "position_sensitive", False):
