@@ -1,6 +1,6 @@
 """Write roi_ops_ref.npz: MXNet 1.9.1's outputs and input gradients (random head gradients) of
 im2col / col2im, histogram, contrib.boolean_mask, ROIAlign, RROIAlign, PSROIPooling,
-DeformableConvolution, Proposal and MultiProposal over their attributes.
+DeformablePSROIPooling, DeformableConvolution, Proposal and MultiProposal over their attributes.
 
 Run with MXNet's interpreter from this directory:  /work/main/.mxvenv/bin/python gen_roi_ops_ref.py
 """
@@ -68,6 +68,14 @@ CASES = [
     ("contrib.PSROIPooling", [_u((1, 18, 14, 14), dtype="float16"),
                               np.array([[0, 10, 22, 161, 173], [0, 20, 15, 154, 160]], dtype="float16")],
      {"spatial_scale": 0.0625, "output_dim": 2, "pooled_size": 3}, [0]),
+    ("contrib.DeformablePSROIPooling", [_u((2, 18, 7, 8)), _rois(2, 14, 16, 4), _u((4, 2, 3, 3))],
+     {"spatial_scale": 0.5, "output_dim": 2, "group_size": 3, "pooled_size": 3, "sample_per_part": 2,
+      "trans_std": 0.1}, [0, 2]),
+    ("contrib.DeformablePSROIPooling", [_u((2, 16, 7, 8)), _rois(2, 28, 32, 4), _u((4, 4, 2, 2))],
+     {"spatial_scale": 0.25, "output_dim": 4, "group_size": 2, "pooled_size": 4, "part_size": 2,
+      "sample_per_part": 3, "trans_std": 0.3}, [0, 2]),
+    ("contrib.DeformablePSROIPooling", [_u((2, 8, 7, 8)), _rois(2, 14, 16, 4)],
+     {"spatial_scale": 0.5, "output_dim": 2, "group_size": 2, "pooled_size": 2, "no_trans": True}, [0]),
     ("contrib.DeformableConvolution", [_u((1, 4, 5, 6)), _u((1, 18, 5, 6), -2, 2), _u((4, 4, 3, 3)), _u((4,))],
      {"kernel": (3, 3), "pad": (1, 1), "num_filter": 4}, [0, 1, 2, 3]),
     ("contrib.DeformableConvolution", [_u((2, 4, 6, 5)), _u((2, 24, 3, 4), -2, 2), _u((6, 2, 3, 2)), _u((6,))],

@@ -1,6 +1,6 @@
 """im2col / col2im, histogram, boolean_mask, ROIAlign, RROIAlign, PSROIPooling,
-DeformableConvolution, Proposal and MultiProposal against MXNet 1.9.1 (tests/data/roi_ops_ref.npz
-from tests/data/gen_roi_ops_ref.py): outputs and input gradients eagerly and through the
+DeformablePSROIPooling, DeformableConvolution, Proposal and MultiProposal against MXNet 1.9.1
+(tests/data/roi_ops_ref.npz from tests/data/gen_roi_ops_ref.py): outputs and input gradients eagerly and through the
 Executor; then the settings MXNet refuses or implements differently."""
 from __future__ import annotations
 
