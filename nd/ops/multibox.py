@@ -195,7 +195,8 @@ def _match_one(ov, a, cls_pred, op: str):
           gradient=ZERO_GRAD, hint="multiboxtarget")
 def _contrib_MultiBoxTarget(xp, a, anchor, label, cls_pred):  # noqa: N802
     """SSD training targets: per anchor the regression target, its mask and the class target
-    (0 background, label+1 matched, ignore_label neither)."""
+    (0 background, label+1 matched, ignore_label neither). minimum_negative_samples is accepted and,
+    as in MXNet's CPU kernel, not used."""
     op = "_contrib_MultiBoxTarget"
     _target_shape(a, tuple(anchor.shape), tuple(label.shape), tuple(cls_pred.shape))
     v = _variances(op, a)

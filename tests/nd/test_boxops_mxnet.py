@@ -128,3 +128,20 @@ def test_box_nms_bad_attributes_raise():
         nd.contrib.box_nms(nd.zeros((4, 5)), id_index=0)
     with pytest.raises(mx.base.MXNetError):
         nd.contrib.box_nms(x, in_format="xywh")
+
+
+def test_npx_multibox_names():
+    """MXNet 1.9.1's npx has multibox_prior/target/detection (the _npx_ aliases)."""
+    x = mx.np.zeros((1, 2, 3, 3))
+    got = mx.npx.multibox_prior(x, sizes=(0.5,))
+    assert isinstance(got, mx.np.ndarray) and got.shape == (1, 9, 4)
+    want = nd.contrib.MultiBoxPrior(nd.zeros((1, 2, 3, 3)), sizes=(0.5,))
+    np.testing.assert_array_equal(got.asnumpy(), want.asnumpy())
+    assert callable(mx.npx.multibox_target) and callable(mx.npx.multibox_detection)
+
+
+def test_integer_inputs_are_refused_as_in_mxnet():
+    with pytest.raises(mx.base.MXNetError, match="floating point"):
+        nd.contrib.box_nms(nd.zeros((4, 6), dtype="int32"))
+    with pytest.raises(mx.base.MXNetError, match="floating point"):
+        nd.contrib.box_iou(nd.zeros((2, 4), dtype="int32"), nd.zeros((2, 4), dtype="int32"))
