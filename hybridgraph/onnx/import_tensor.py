@@ -60,11 +60,29 @@ def _gather_nd(r):
 def _gather_elements(r):
     ishape = r.shape(1)
     axis = _axis(r, r.attr("axis", 0))
-    if ishape is None or ishape[axis] not in (1, None) and not isinstance(ishape[axis], str):
-        raise r.fail("GatherElements with more than one index along the axis (MXNet's pick takes one)")
-    # squeeze checks at run time that a symbolic dim there is 1
-    return S.pick(r.sym(0), S.squeeze(r.sym(1), axis=axis), axis=axis, keepdims=True, mode="wrap",
-                  name=r.name())
+    if ishape is not None and (ishape[axis] in (1, None) or isinstance(ishape[axis], str)):
+        # one index along the axis: MXNet's pick (squeeze checks at run time that a symbolic dim is 1)
+        return S.pick(r.sym(0), S.squeeze(r.sym(1), axis=axis), axis=axis, keepdims=True, mode="wrap",
+                      name=r.name())
+    if ishape is None:
+        raise r.fail("GatherElements needs the rank of its indices")
+    return _take_along_axis(r.sym(0), r.sym(1), axis, len(ishape), r.name())
+
+
+def _take_along_axis(data, idx, axis: int, rank: int, name: str):
+    """GatherElements as gather_nd: the index along `axis` (negative ones counted from the end),
+    the position itself along every other axis."""
+    idx = S.cast(idx, dtype="int64")
+    size = S.sum(S.ones_like(S.contrib.arange_like(data, axis=axis)), axis=0, keepdims=True)
+    idx = S.where(idx < 0, S.broadcast_add(idx, S.cast(size, dtype="int64")), idx)
+    coords = []
+    for d in range(rank):
+        if d == axis:
+            coords.append(idx)
+            continue
+        pos = S.reshape(S.contrib.arange_like(idx, axis=d), shape=tuple(-1 if i == d else 1 for i in range(rank)))
+        coords.append(S.broadcast_like(S.cast(pos, dtype="int64"), idx))
+    return S.gather_nd(data, S.stack(*coords, axis=0), name=name)
 
 
 @rule("ScatterElements")

@@ -41,6 +41,8 @@ _OPS = {
     "arange_like": "_contrib_arange_like", "gather_nd": "gather_nd", "roi_pooling": "ROIPooling",
     "instance_norm": "InstanceNorm", "group_norm": "GroupNorm", "stop_gradient": "BlockGrad",
     "slice_axis": "slice_axis", "broadcast_like": "broadcast_like", "constraint_check": "_npx_constraint_check",
+    "multibox_prior": "_contrib_MultiBoxPrior", "multibox_target": "_contrib_MultiBoxTarget",
+    "multibox_detection": "_contrib_MultiBoxDetection",
 }
 for _public, _op_name in _OPS.items():
     try:

@@ -1,4 +1,4 @@
-"""`_contrib_box_decode` (MXNet 1.9.1's src/operator/contrib/bounding_box-inl.h, box_decode).
+"""`_contrib_box_decode` and `_contrib_box_encode` (MXNet 1.9.1's src/operator/contrib/bounding_box-inl.h).
 
 Decodes (B, N, 4) offsets against (1, N, 4) anchors into corner boxes
 [xmin, ymin, xmax, ymax]: anchors given as corners or as centers ([x, y, w, h]); width and
@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..attrs import Attr
 from ..errors import ShapeError
 from ..registry import ZERO_GRAD, register
+from .box_nms import real_types
 
 _ATTRS = {f"std{i}": Attr("float", 1.0, f"value to be divided from the {n} encoded values")
           for i, n in enumerate(("1st", "2nd", "3rd", "4th"))}
@@ -43,3 +44,42 @@ def _contrib_box_decode(xp, a, data, anchors):
         dw, dh = xp.minimum(dw, dt(a.clip)), xp.minimum(dh, dt(a.clip))
     ow, oh = xp.exp(dw) * aw * dt(0.5), xp.exp(dh) * ah * dt(0.5)
     return (xp.stack([ox - ow, oy - oh, ox + ow, oy + oh], axis=-1).astype(data.dtype, copy=False),)
+
+
+def _encode_shape(a, sshape, mshape, ashape, rshape, meshape, stshape):
+    op = "_contrib_box_encode"
+    for name, s, cond, want in (("samples", sshape, lambda s: len(s) == 2, "(B, N)"),
+                                ("matches", mshape, lambda s: len(s) >= 2, "(B, N)"),
+                                ("anchors", ashape, lambda s: len(s) >= 3 and s[-1] == 4, "(B, N, 4)"),
+                                ("refs", rshape, lambda s: len(s) >= 3 and s[-1] == 4, "(B, M, 4)")):
+        if s is not None and not cond(s):
+            raise ShapeError(f"operator {op}: {name} must have shape {want}, got {tuple(s)}")
+    for name, s in (("means", meshape), ("stds", stshape)):
+        if s is not None and tuple(s) != (4,):
+            raise ShapeError(f"operator {op}: {name} must have shape (4,), got {tuple(s)}")
+    if ashape is None:
+        return None
+    return [sshape, mshape, tuple(ashape), rshape, (4,), (4,)], [tuple(ashape), tuple(ashape)]
+
+
+@register("_contrib_box_encode", inputs=("samples", "matches", "anchors", "refs", "means", "stds"),
+          outputs=("output0", "output1"), attrs={}, gradient=ZERO_GRAD, infer_shape=_encode_shape,
+          infer_type=real_types("_contrib_box_encode", 2))
+def _contrib_box_encode(xp, a, samples, matches, anchors, refs, means, stds):
+    """Regression targets of corner `anchors` (B, N, 4) towards their matched corner `refs`
+    (B, M, 4), normalised by `means`/`stds`, and the mask of positive samples (samples > 0.5)."""
+    _encode_shape(a, samples.shape, matches.shape, anchors.shape, refs.shape, means.shape, stds.shape)
+    dt = anchors.dtype.type
+    b, n = anchors.shape[0], anchors.shape[1]
+    idx = matches.reshape(b, n).astype(xp.int64)
+    ref = xp.take_along_axis(refs.reshape(b, -1, 4).astype(anchors.dtype, copy=False), idx[..., None], axis=1)
+    half = dt(0.5)
+    rw, rh = ref[..., 2] - ref[..., 0], ref[..., 3] - ref[..., 1]
+    aw, ah = anchors[..., 2] - anchors[..., 0], anchors[..., 3] - anchors[..., 1]
+    m, s = means.astype(anchors.dtype, copy=False), stds.astype(anchors.dtype, copy=False)
+    t = xp.stack([((ref[..., 0] + rw * half) - (anchors[..., 0] + aw * half)) / aw,
+                  ((ref[..., 1] + rh * half) - (anchors[..., 1] + ah * half)) / ah,
+                  xp.log(rw / aw), xp.log(rh / ah)], axis=-1)
+    valid = samples.reshape(b, n, 1) > 0.5
+    mask = xp.broadcast_to(valid, anchors.shape).astype(anchors.dtype)
+    return xp.where(valid, (t - m) / s, dt(0)).astype(anchors.dtype, copy=False), mask

@@ -1,6 +1,7 @@
 """ONNX lowerings of linear algebra (nd/ops/linalg*.py) and of a few reductions, indexing ops
 and losses that ONNX writes exactly from its own ops: gemm, det, syrk, sumlogdiag, diag,
-nansum/nanprod, argmax_channel, batch_take, all_finite, softmax_cross_entropy.
+nansum/nanprod, argmax_channel, batch_take, all_finite, softmax_cross_entropy, and the four
+interleaved attention matmuls (reshape, transpose, MatMul).
 
 potrf, trsm and inverse have no ONNX operator (the standard domain has no Cholesky,
 triangular solve or inverse): they keep the exporter's "no lowering" error.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..lowering import onnx_lowering
-from . import contrib_misc, indexing_ops, linalg, linalg_square, matrix_misc, nn_softmax, reduce  # noqa: F401 - the ops these lowerings register onto
+from . import contrib_misc, indexing_ops, interleaved, linalg, linalg_square, matrix_misc, nn_softmax, reduce  # noqa: F401 - the ops these lowerings register onto
 from .onnx_shape import _reduce_axes
 
 
@@ -130,3 +131,54 @@ def _diag(g, node):
     idx = g.const(np.stack([np.arange(n) + r0, np.arange(n) + c0], axis=1).astype(np.int64), hint="diag_idx")
     y = g.op("GatherND", [x, idx])  # (n, rest...)
     return [g.op("Transpose", [y], perm=[*range(1, len(rest) + 1), 0]) if rest else y]
+
+
+# -- the interleaved attention matmuls (nd/ops/interleaved.py) ------------------------------------
+def _heads_part(g, x, heads: int, parts: int, part: int, perm):
+    """One of the `parts` interleaved projections of (seq, batch, heads*parts*d), transposed by `perm`
+    from (seq, batch, heads, d)."""
+    split = g.reshape(x, [0, 0, heads, parts, -1])
+    one = g.op("Gather", [split, g.const(np.asarray(part, dtype=np.int64), hint="part")], axis=3)
+    return g.op("Transpose", [one], perm=perm)
+
+
+def _scores(g, q, k, head_dim: int, sq: int, sk: int):
+    """(b, h, sq, d) x (b, h, d, sk) -> (b*h, sq, sk) scaled by MXNet's 1/sqrt(head_dim) after the product."""
+    prod = g.op("Mul", [g.op("MatMul", [q, k]), g.scalar(float(interleaved._scale(head_dim)), g.in_dtypes[0])])
+    return g.reshape(prod, [-1, sq, sk])
+
+
+def _weighted(g, att, v, heads: int, sq: int, sk: int):
+    """(b*h, sq, sk) attention times (b, h, sk, d) values -> (sq, b, h*d)."""
+    out = g.op("MatMul", [g.reshape(att, [-1, heads, sq, sk]), v])
+    return g.reshape(g.op("Transpose", [out], perm=[2, 0, 1, 3]), [0, 0, -1])
+
+
+@onnx_lowering("_contrib_interleaved_matmul_selfatt_qk")
+def _selfatt_qk(g, node):
+    h, (s, _, e) = node.attrs.heads, g.in_shapes[0]
+    q = _heads_part(g, g.inputs[0], h, 3, 0, [1, 2, 0, 3])
+    k = _heads_part(g, g.inputs[0], h, 3, 1, [1, 2, 3, 0])
+    return [_scores(g, q, k, e // (3 * h), s, s)]
+
+
+@onnx_lowering("_contrib_interleaved_matmul_selfatt_valatt")
+def _selfatt_valatt(g, node):
+    h, s = node.attrs.heads, g.in_shapes[0][0]
+    v = _heads_part(g, g.inputs[0], h, 3, 2, [1, 2, 0, 3])
+    return [_weighted(g, g.inputs[1], v, h, s, s)]
+
+
+@onnx_lowering("_contrib_interleaved_matmul_encdec_qk")
+def _encdec_qk(g, node):
+    h, (sq, _, e), sk = node.attrs.heads, g.in_shapes[0], g.in_shapes[1][0]
+    q = _heads_part(g, g.inputs[0], h, 1, 0, [1, 2, 0, 3])
+    k = _heads_part(g, g.inputs[1], h, 2, 0, [1, 2, 3, 0])
+    return [_scores(g, q, k, e // h, sq, sk)]
+
+
+@onnx_lowering("_contrib_interleaved_matmul_encdec_valatt")
+def _encdec_valatt(g, node):
+    h, sk, (_, sq, _) = node.attrs.heads, g.in_shapes[0][0], g.in_shapes[1]
+    v = _heads_part(g, g.inputs[0], h, 2, 1, [1, 2, 0, 3])
+    return [_weighted(g, g.inputs[1], v, h, sq, sk)]
