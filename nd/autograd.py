@@ -521,9 +521,12 @@ def _ready_writer(written: set) -> Callable:
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
          create_graph: bool = False, train_mode: bool = True):  # noqa: A002
-    """Gradients of heads with respect to variables, returned (not stored)."""
-    single = not isinstance(variables, (list, tuple))
+    """Gradients of heads with respect to variables, returned (not stored): always a list, one
+    gradient per variable, even for a single NDArray `variables` (MXNet 1.9.1's `grad` returns
+    `ret` whenever it reaches its end; `autograd.grad(y, x)[0]` is how its users read it)."""
     variables = _as_list(variables)
+    if not variables:
+        raise AutogradError("autograd.grad: variables cannot be an empty list")
     for v in variables:
         if not isinstance(v._ag, Leaf):
             raise AutogradError("autograd.grad: every variable must be marked with "
@@ -537,7 +540,7 @@ def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
     for v in variables:
         hit = leaves.get(v._ag)
         out.append(F.zeros_like(v) if hit is None else hit)
-    return out[0] if single else out
+    return out
 
 
 def _as_list(x):
