@@ -190,8 +190,14 @@ class NDArray:
 
     # -- autograd --------------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
-        """Allocate a gradient buffer and mark this array as a variable."""
-        grad = NDArray._wrap(self._ctx.xp.zeros_like(self._data), self._ctx)
+        """Allocate a gradient buffer and mark this array as a variable. The buffer has storage
+        type `stype` ('default', 'row_sparse', 'csr'; this array's own when None), as in MXNet."""
+        stype = stype or self.stype
+        if stype == "default":
+            grad = NDArray._wrap(self._ctx.xp.zeros_like(self._data), self._ctx)
+        else:
+            from .sparse import zeros  # noqa: PLC0415 - sparse subclasses NDArray
+            grad = zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
         self._ag = autograd.Leaf(grad, grad_req)
 
     @property
