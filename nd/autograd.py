@@ -521,9 +521,12 @@ def _ready_writer(written: set) -> Callable:
 
 def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
          create_graph: bool = False, train_mode: bool = True):  # noqa: A002
-    """Gradients of heads with respect to variables, returned (not stored)."""
-    single = not isinstance(variables, (list, tuple))
+    """Gradients of heads with respect to variables, returned (not stored): always a list, one
+    gradient per variable, even for a single NDArray `variables` (MXNet 1.9.1's `grad` returns
+    `ret` whenever it reaches its end; `autograd.grad(y, x)[0]` is how its users read it)."""
     variables = _as_list(variables)
+    if not variables:
+        raise AutogradError("autograd.grad: variables cannot be an empty list")
     for v in variables:
         if not isinstance(v._ag, Leaf):
             raise AutogradError("autograd.grad: every variable must be marked with "
@@ -536,8 +539,26 @@ def grad(heads, variables, head_grads=None, retain_graph: bool | None = None,
     out = []
     for v in variables:
         hit = leaves.get(v._ag)
-        out.append(F.zeros_like(v) if hit is None else hit)
-    return out[0] if single else out
+        hit = F.zeros_like(v) if hit is None else hit
+        if create_graph and hit._ag is None:
+            hit = _constant_entry(hit)
+        out.append(hit)
+    return out
+
+
+def _constant_entry(g):
+    """A copy of gradient `g`, which no variable's value reaches (radians' gradient is
+    `head_grad * pi/180`), recorded as a constant: MXNet records every gradient that
+    `grad(create_graph=True)` returns, so differentiating it again is allowed and gives zero
+    (a copy, so the caller's head gradient, which `g` may be, stays unrecorded)."""
+    c = _late().NDArray._wrap(g._data.copy(), g._ctx)
+    node = TapeNode(_no_inputs, [], [c._data], "_constant", uses_outputs=False)
+    c._ag = (node, 0)
+    return c
+
+
+def _no_inputs(_inputs, _outs, _ograds) -> list:
+    return []
 
 
 def _as_list(x):

@@ -16,7 +16,7 @@ from .backend import Context, as_dtype, current_context, to_numpy
 from .arith import OPERATOR_RULES
 from .dispatch import invoke, parse_cached, run_eager, typed_key
 from .kernel import run_kernel
-from .errors import MXNetError
+from .errors import AutogradError, MXNetError
 from .registry import get_op
 from .writes import note_write
 
@@ -190,9 +190,30 @@ class NDArray:
 
     # -- autograd --------------------------------------------------------------
     def attach_grad(self, grad_req: str = "write", stype: str | None = None) -> None:
-        """Allocate a gradient buffer and mark this array as a variable."""
-        grad = NDArray._wrap(self._ctx.xp.zeros_like(self._data), self._ctx)
+        """Allocate a gradient buffer and mark this array as a variable. The buffer has storage
+        type `stype` ('default', 'row_sparse', 'csr'; this array's own when None), as in MXNet."""
+        stype = stype or self.stype
+        if stype == "default":
+            grad = NDArray._wrap(self._ctx.xp.zeros_like(self._data), self._ctx)
+        else:
+            from .sparse import zeros  # noqa: PLC0415 - sparse subclasses NDArray
+            grad = zeros(stype, self.shape, ctx=self._ctx, dtype=self.dtype)
         self._ag = autograd.Leaf(grad, grad_req)
+
+    @property
+    def _fresh_grad(self) -> int:
+        """1 when backward() wrote this variable's gradient since the flag was last cleared, else 0
+        (also for arrays that are not variables): MXNet's semi-private flag Trainer reads."""
+        leaf = self._ag
+        return int(leaf.fresh) if isinstance(leaf, autograd.Leaf) else 0
+
+    @_fresh_grad.setter
+    def _fresh_grad(self, state) -> None:
+        leaf = self._ag
+        if not isinstance(leaf, autograd.Leaf):
+            raise AutogradError("_fresh_grad: this NDArray has not been marked as a variable "
+                                         "(attach_grad / mark_variables) and has no gradient state")
+        leaf.fresh = bool(state)
 
     def detach(self) -> "NDArray":
         """The same memory, outside the graph (its in-place writes still count for autograd's

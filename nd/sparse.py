@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import autograd
 from .backend import Context, as_dtype, current_context, to_numpy
 from .errors import MXNetError
 from .ndarray import NDArray
@@ -64,6 +65,10 @@ class BaseSparseNDArray(NDArray):
 
     def _like(self, data: Any, ctx: Context | None = None, rows: Any = None) -> "BaseSparseNDArray":
         return _make(type(self), data, ctx or self._ctx, rows)
+
+    def detach(self) -> "BaseSparseNDArray":
+        """The same memory outside the graph, with this storage type (as MXNet's detach)."""
+        return autograd.share_version(self._like(self._data, rows=self._rows), self)
 
     def copy(self) -> "BaseSparseNDArray":
         return self._like(self._data.copy(), rows=self._rows)

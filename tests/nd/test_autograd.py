@@ -9,7 +9,7 @@ import pytest
 
 from hybridgraph import nd
 from hybridgraph.nd import autograd
-from hybridgraph.nd.errors import AutogradError
+from hybridgraph.nd.errors import AutogradError, MXNetError
 
 
 def test_scopes_and_flags():
@@ -76,6 +76,8 @@ def test_grad_returns_without_storing_and_supports_higher_order():
     with autograd.record():
         y = x * x * x
         dy = autograd.grad(y, x, create_graph=True)
+        assert isinstance(dy, list) and len(dy) == 1     # a list even for one NDArray (MXNet)
+        dy = dy[0]
     np.testing.assert_allclose(dy.asnumpy(), 3 * x.asnumpy() ** 2)
     dy.backward()
     np.testing.assert_allclose(x.grad.asnumpy(), 6 * x.asnumpy())
@@ -170,3 +172,19 @@ def test_train_mode_reaches_dropout():
     with autograd.record():
         y = nd.Dropout(x, p=0.5).asnumpy()
     assert set(np.unique(y)) <= {0.0, 2.0} and 0.3 < (y == 0).mean() < 0.7
+
+
+def test_fresh_grad_flag_follows_backward_and_detach():
+    """MXNet's `_fresh_grad`: 0/1, set by backward for the variables it reached (not through a
+    detach()), settable on variables only."""
+    x, y = nd.ones((2, 2)), nd.ones((2, 2))
+    autograd.mark_variables([x, y], [nd.zeros((2, 2)), nd.zeros((2, 2))])
+    assert (x._fresh_grad, y._fresh_grad) == (0, 0)
+    with autograd.record():
+        ((x + 2).detach() + y).backward()
+    assert (x._fresh_grad, y._fresh_grad) == (0, 1)
+    y._fresh_grad = False
+    assert y._fresh_grad == 0
+    assert nd.ones((1,))._fresh_grad == 0
+    with pytest.raises(MXNetError, match="not been marked as a variable"):
+        nd.ones((1,))._fresh_grad = True

@@ -172,3 +172,20 @@ def test_save_parameters_of_a_sparse_weight(tmp_path):
     fresh.load_parameters(str(tmp_path / "net.params"))
     assert fresh.embed._data[0].stype == "row_sparse"
     assert fresh.embed._data[0].asnumpy()[:, 0].tolist() == [-2, -2, -2, -2]
+
+
+@pytest.mark.parametrize("stype", ["default", "row_sparse", "csr"])
+@pytest.mark.parametrize("grad_stype", [None, "default", "row_sparse", "csr"])
+def test_attach_grad_storage_type_and_detach_keep_stypes(stype, grad_stype):
+    """MXNet: the gradient buffer has the given storage type (the array's own by default), and
+    detach() keeps the array's; backward writes the dense values into it."""
+    x = mx.nd.zeros((2, 3), stype=stype)
+    x.attach_grad(stype=grad_stype)
+    assert x.grad.stype == (grad_stype or stype)
+    assert x.detach().stype == stype
+    lhs = mx.nd.array(np.arange(4.0).reshape(2, 2)).tostype("csr")
+    with mx.autograd.record():
+        y = mx.nd.dot(lhs, x)
+    y.backward()
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.arange(4.0).reshape(2, 2).T @ np.ones((2, 3)))
+    assert x.grad.stype == (grad_stype or stype)
