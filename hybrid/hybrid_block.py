@@ -153,7 +153,7 @@ class HybridBlock(Block):
         outs = graph(arrays, arrays_on(traced.params, ctx))
         if is_np_array():   # numpy mode: a hybridized block returns mx.np arrays
             as_np(outs)
-        return regroup(traced.fill_outputs(outs), traced.out_fmt)
+        return regroup(traced.fill_outputs(outs), traced.out_fmt, lists=True)
 
     def _build_cache(self, args, kwargs, key, gkey):
         with self._cache_lock:

@@ -132,7 +132,7 @@ class SymbolBlock(HybridBlock):
         outs = self._graph(arrays, [p.data(ctx) for p in self._traced.params])
         if is_np_array():   # numpy mode: mx.np arrays out
             as_np(outs)
-        return regroup(outs, self._traced.out_fmt) if self._traced.out_fmt != 0 else outs[0]
+        return regroup(outs, self._traced.out_fmt, lists=True) if self._traced.out_fmt != 0 else outs[0]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return super(HybridBlock, self).__call__(*args, **kwargs)

@@ -60,15 +60,17 @@ def flatten_call(args: tuple, kwargs: dict) -> tuple[list, Any]:
     return flatten((tuple(args), dict(kwargs)))
 
 
-def regroup(flat: list, fmt: Any) -> Any:
-    """Inverse of flatten."""
+def regroup(flat: list, fmt: Any, lists: bool = False) -> Any:
+    """Inverse of flatten. With ``lists`` every tuple comes back as a list: MXNet 1.9.1's
+    cached op regroups a hybridized block's outputs into (nested) lists whatever the
+    block returned (``gluon.block._regroup``)."""
     def build(it, fmt):
         if fmt == 0:
             return next(it)
         if fmt[0] == "dict":
             return {k: build(it, f) for k, f in zip(fmt[1], fmt[2])}
         items = [build(it, f) for f in fmt[1]]
-        return tuple(items) if fmt[0] == "tuple" else items
+        return tuple(items) if fmt[0] == "tuple" and not lists else items
     return build(iter(flat), fmt)
 
 
