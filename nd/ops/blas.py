@@ -28,7 +28,7 @@ def blas_threads() -> int:
 THREADED_BLAS = blas_threads() > 1
 
 #: bytes of the column matrix built and multiplied per chunk (numpy; cupy takes one chunk)
-CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (4 << 20)
+CHUNK_BYTES = (16 << 20) if THREADED_BLAS else (4 << 20)
 
 
 def chunk_limit(xp, bytes_per_item: int) -> int:

@@ -186,7 +186,13 @@ Convolution.shape_from_outputs = _conv_data_from_output
 
 
 @Convolution.def_gradient
-def _conv_gradient(F, a, inputs, outputs, ograds):
+def _conv_gradient(F, a, inputs, outputs, ograds, wanted=None):
+    """One `_backward_Convolution` node (MXNet's), or the weight (and bias) gradient alone when
+    the data's gradient is not `wanted` (the first layer's data: no transposed convolution
+    of the whole batch for nothing)."""
+    if wanted is not None and 0 not in wanted:
+        res = F._backward_Convolution_weight(ograds[0], inputs[0], *inputs[2:], **given_attrs(a))
+        return [None, res] if a.no_bias else [None, res[0], res[1]]
     res = F._backward_Convolution(ograds[0], *inputs, **given_attrs(a))
     return [res[i] for i in range(len(inputs))]
 
@@ -225,7 +231,7 @@ def _grads_out(xp, dx, dw, g, bias, cl: bool) -> tuple:
     data and weight gradients and the channels-first head gradient `g`."""
     if cl:
         dw = xp.ascontiguousarray(dw.transpose(0, *range(2, dw.ndim), 1))
-    out = [from_cf(xp, dx, cl), dw]
+    out = [None if dx is None else from_cf(xp, dx, cl), dw]
     if bias is not None:
         out.append(bias_grad(g).astype(bias.dtype, copy=False))
     return tuple(out)
@@ -244,3 +250,52 @@ def _conv_backward_gradient(F, a, inputs, outputs, ograds):
     d_data = F._backward_Convolution(g, data, ograds[1], **kw_nb)[0]
     d_weight = F._backward_Convolution(g, ograds[0], weight, **kw_nb)[1]
     return [d_g, d_data, d_weight] + ([] if a.no_bias else [None])
+
+
+# -- the weight gradient alone (the data's gradient is not wanted)
+
+
+def _weight_grad_inputs(a: Attrs) -> tuple:
+    return ("ograd", "data") if a.no_bias else ("ograd", "data", "bias")
+
+
+def _weight_grad_outputs(a: Attrs) -> tuple:
+    return ("weight_grad",) if a.no_bias else ("weight_grad", "bias_grad")
+
+
+def _weight_grad_shape(a: Attrs, gshape, dshape, bshape=None):
+    fwd = _conv_shape(a, dshape, None, bshape)
+    if fwd is None:
+        return None
+    ins, outs = fwd
+    return [_merge("_backward_Convolution_weight", "ograd", gshape, outs[0]), ins[0], *ins[2:]], list(ins[1:])
+
+
+def _weight_grad_type(a: Attrs, *dtypes):
+    return _same_types("_backward_Convolution_weight", _weight_grad_inputs(a))(a, *dtypes)
+
+
+@register("_backward_Convolution_weight", inputs=_weight_grad_inputs, outputs=_weight_grad_outputs,
+          attrs=dict(CONV_ATTRS), infer_shape=_weight_grad_shape, infer_type=_weight_grad_type,
+          doc="Convolution's weight (and bias) gradients without the data's (hybridgraph helper: "
+              "the gradient rule uses it where the data's gradient is not wanted).")
+def _backward_Convolution_weight(xp, a: Attrs, ograd, data, bias=None):
+    """Gradients of Convolution with respect to weight (and bias) only."""
+    ins, _ = _conv_shape(a, data.shape, None, None if bias is None else bias.shape)
+    geo = _conv_geometry("Convolution", a)
+    cl = is_channel_last(a.layout)
+    g = to_cf(ograd, cl)
+    dw = conv_weight_grad(xp, g, to_cf(data, cl), _weight_cf(ins[1], cl), geo)
+    return _grads_out(xp, None, dw, g, bias, cl)[1:]
+
+
+@_backward_Convolution_weight.def_gradient
+def _conv_weight_grad_gradient(F, a, inputs, outputs, ograds):
+    """Bilinear in (ograd, data): the adjoints are a forward convolution with the weight
+    gradient's cotangent (plus its bias part) and the data gradient of that cotangent."""
+    g, data = inputs[:2]
+    kw_nb = {**given_attrs(a), "no_bias": True}
+    d_g = (F.Convolution(data, ograds[0], **kw_nb) if a.no_bias
+           else F.Convolution(data, ograds[0], ograds[1], **given_attrs(a)))
+    d_data = F._backward_Convolution(g, data, ograds[0], **kw_nb)[0]
+    return [d_g, d_data] + ([] if a.no_bias else [None])

@@ -515,6 +515,13 @@ def _depthwise_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     return xp.ascontiguousarray(dpad[crop]) if any(geo.pad) else dpad
 
 
+#: most input positions per output position for which the stride-1 data gradient runs as a
+#: convolution with the flipped weight (its GEMMs cover every input position, W^T @ g's cover
+#: the output positions: LeNet's 5x5 unpadded layers, 12x12 from 8x8, run 2.25x the
+#: multiplies that way; padded "same" layers, equal sizes, gain the fast forward kernels)
+MAX_FLIPPED_AREA = 1.25
+
+
 def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     """Gradient of conv_forward with respect to its data (the transposed convolution)."""
     if depthwise.supports(geo, x_shape, w.shape):
@@ -522,18 +529,59 @@ def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     if _is_depthwise(geo, x_shape[1]):
         return _depthwise_data_grad(xp, g, w, x_shape, geo)
     ext = geo.extent()
-    if all(s == 1 for s in geo.stride) and all(p <= e - 1 for p, e in zip(geo.pad, ext)):
+    if all(s == 1 for s in geo.stride) and all(p <= e - 1 for p, e in zip(geo.pad, ext)) \
+            and prod(x_shape[2:]) <= MAX_FLIPPED_AREA * prod(g.shape[2:]):
         # stride 1: a convolution of g with the flipped, transposed weight and the
         # complementary padding
         full = Geometry(geo.kernel, geo.stride, geo.dilate, tuple(e - 1 - p for p, e in zip(geo.pad, ext)),
                         geo.groups)
         if full.out_size(g.shape[2:]) == tuple(x_shape[2:]):
             return conv_forward(xp, g, _flipped_weight(xp, w, geo.groups), None, full)
+    if all(s == 1 for s in geo.stride) and geo.groups == 1 and g.shape[0] and prod(g.shape[2:]):
+        return _flat_data_grad(xp, g, w, x_shape, geo)
     g_rows = _ograd_rows(xp, g, geo.groups)  # (G, O/G, N*P)
     o = w.shape[0]
     w3 = w.reshape(geo.groups, o // geo.groups, -1)
     dcols = xp.matmul(w3.transpose(0, 2, 1), g_rows)  # (G, C/G*K, N*P)
     return _col2im(xp, dcols, x_shape, geo, tuple(g.shape[2:]))
+
+
+def _flat_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
+    """Stride-1, ungrouped data gradient as W^T @ g and a col2im whose adds run over long
+    contiguous runs: g is laid out on the padded input's row width (zero row tails), so
+    kernel tap t's columns land on the flat padded input shifted by one offset -- one add of
+    (N, C, m) per tap instead of one per output row. Chunked over images."""
+    n, o = g.shape[:2]
+    c = x_shape[1]
+    out_sp = tuple(g.shape[2:])
+    kk = prod(geo.kernel)
+    padded = tuple(s + 2 * p for s, p in zip(x_shape[2:], geo.pad))
+    rows = (out_sp[0], *padded[1:])             # g's grid: the padded input's row widths
+    m, area = prod(rows), prod(padded)
+    steps = [1]
+    for r in reversed(padded[1:]):
+        steps.insert(0, steps[0] * r)
+    shifts = [sum(f * st for f, st in zip(off, steps)) for _, off in kernel_offsets(geo.kernel, geo.dilate)]
+    width = max(area, max(shifts) + m)
+    wt = xp.ascontiguousarray(w.reshape(o, c * kk).T)            # (C*K, O)
+    per = min(n, chunk_limit(xp, c * kk * m * g.itemsize))
+    grid = xp.zeros((per, o) + rows, dtype=g.dtype)
+    inside = (slice(None), slice(None)) + tuple(slice(0, s) for s in out_sp)
+    dcols = xp.empty((per, c * kk, m), dtype=g.dtype)
+    flat = xp.zeros((n, c, width), dtype=g.dtype)
+    for n0 in range(0, n, per):
+        n1 = min(n, n0 + per)
+        q = n1 - n0
+        grid[:q][inside] = g[n0:n1]
+        d4 = xp.matmul(wt, grid[:q].reshape(q, o, m), out=dcols[:q]).reshape(q, c, kk, m)
+        dst = flat[n0:n1]
+        for t, sh in enumerate(shifts):
+            dst[:, :, sh:sh + m] += d4[:, :, t]
+    out = flat[:, :, :area].reshape((n, c) + padded)
+    if any(geo.pad):
+        out = xp.ascontiguousarray(out[(slice(None), slice(None)) + tuple(
+            slice(p, p + s) for p, s in zip(geo.pad, x_shape[2:]))])
+    return out
 
 
 def _depthwise_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry):

@@ -234,7 +234,9 @@ def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_trai
         xc = data.astype(acc, copy=False) - mean.reshape(bs)
     invstd = _inv_std(xp, var, a.eps, acc)
     scale = invstd if a.fix_gamma else invstd * gamma.astype(acc, copy=False)
-    out = xc * scale.reshape(bs) + beta.astype(acc, copy=False).reshape(bs)
+    # out = xc * scale + beta, in place in xc (a fresh array) rather than two temporaries
+    out = xp.multiply(xc, scale.reshape(bs), out=xc)
+    out += beta.astype(acc, copy=False).reshape(bs)
     return out.astype(data.dtype, copy=False), mean, invstd.astype(acc, copy=False)
 
 
@@ -281,15 +283,22 @@ def _backward_batch_norm(xp, a: Attrs, ograd, data, gamma, mean, invstd, moving_
         mean = moving_mean.astype(acc, copy=False)
         invstd = _inv_std(xp, moving_var.astype(acc, copy=False), a.eps, acc)
     g = ograd.astype(acc, copy=False)
-    xc = data.astype(acc, copy=False) - mean.reshape(bs)
+    # two full-size buffers, every step written into one of them (the arithmetic, and so the
+    # result, of the textbook expression in the comments; its temporaries cost more than it)
+    xc = xp.subtract(data.astype(acc, copy=False), mean.reshape(bs))
     sum_g = g.sum(axis=red)
-    dotp = (xc * g).sum(axis=red)
+    tmp = xp.multiply(xc, g)
+    dotp = tmp.sum(axis=red)                                     # (xc * g).sum(axis=red)
     w = xp.ones_like(invstd) if a.fix_gamma else gamma.astype(acc, copy=False)
     if _bn_uses_batch_stats(a, is_train):
+        # dx = (g - sum_g / n - xc * k) * (invstd * w)
         k = (dotp * invstd * invstd / n).reshape(bs)
-        dx = (g - (sum_g / n).reshape(bs) - xc * k) * (invstd * w).reshape(bs)
+        xp.multiply(xc, k, out=xc)
+        xp.subtract(g, (sum_g / n).reshape(bs), out=tmp)
+        xp.subtract(tmp, xc, out=tmp)
+        dx = xp.multiply(tmp, (invstd * w).reshape(bs), out=tmp)
     else:
-        dx = g * (invstd * w).reshape(bs)
+        dx = xp.multiply(g, (invstd * w).reshape(bs), out=tmp)
     dgamma = xp.zeros_like(dotp) if a.fix_gamma else dotp * invstd
     pt = gamma.dtype
     return dx.astype(data.dtype, copy=False), dgamma.astype(pt, copy=False), sum_g.astype(pt, copy=False)

@@ -24,7 +24,7 @@ WINO_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0
 
 #: a chunk of images holds at least this many tiles (smaller GEMMs run poorly; a threaded
 #: BLAS takes the whole batch at once) ...
-WINO_MIN_CHUNK_TILES = (1 << 40) if THREADED_BLAS else 768
+WINO_MIN_CHUNK_TILES = 2048 if THREADED_BLAS else 768
 #: ... or as many images as fit this many bytes of transformed input (16 x C x tiles)
 WINO_CHUNK_BYTES = 4 << 20
 #: smallest channel count worth the transforms (a threaded BLAS runs the (tiles, C) x (C, O)

@@ -51,7 +51,7 @@ MIN_CHANNELS = 32
 #: 512@7 would keep 38 MB of transformed weight per layer)
 MIN_TILES_PER_CHANNEL = 0.25
 #: bytes of gathered tiles (36 x C x tiles) per chunk of images (single-threaded BLAS)
-CHUNK_BYTES = (64 << 20) if THREADED_BLAS else (8 << 20)
+CHUNK_BYTES = (12 << 20) if THREADED_BLAS else (8 << 20)
 
 
 def enabled() -> bool:
@@ -98,8 +98,11 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None) -> None:
     bb, aa = xp.asarray(_BB.astype(x.dtype)), xp.asarray(_AA.astype(out.dtype))
     xpad = xp.zeros((k, 4 * th + 2, 4 * tw + 2, c), dtype=x.dtype)
     most = k * th * tw
-    dbuf, vbuf = xp.empty(36 * most * c, dtype=x.dtype), xp.empty(36 * most * c, dtype=x.dtype)
-    mbuf, ybuf = xp.empty(36 * most * o, dtype=out.dtype), xp.empty(16 * most * o, dtype=out.dtype)
+    # two buffers, taking turns: tiles D, then V (D dead) into the second, M (V's operand
+    # D dead) into the first, Y into the second -- half the memory of one buffer per stage
+    dbuf = xp.empty(36 * most * max(c, o), dtype=x.dtype)      # float32 (use_winograd4)
+    vbuf = xp.empty_like(dbuf)
+    mbuf, ybuf = dbuf, vbuf
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)
         q = n1 - n0

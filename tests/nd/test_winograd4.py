@@ -107,3 +107,27 @@ def test_it_is_not_used_where_it_does_not_fit():
     assert not w4.use_winograd4((1, 8, 56, 56), (8, 8, 3, 3), np.float32, attrs(num_filter=8))   # few channels
     assert not w4.use_winograd4((1, 1024, 56, 56), (64, 1024, 3, 3), np.float32, attrs())      # beyond the bound
     assert not w4.use_winograd4((1, 512, 7, 7), (512, 512, 3, 3), np.float32, attrs(num_filter=512))  # few tiles
+
+
+def test_its_scratch_is_two_chunk_buffers(monkeypatch):
+    """The tiles, V, M and Y stages take turns in two buffers: scratch memory is two chunks'
+    worth (plus the padded input), not four; the result does not depend on the chunking."""
+    import tracemalloc
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
+    w = rng.standard_normal((48, 32, 3, 3)).astype(np.float32)
+    u = w4.weight4(w)
+    whole = np.empty((4, 48, 16, 16), np.float32)
+    w4.winograd4_forward(np, x, u, None, (1, 1), whole)
+    monkeypatch.setattr(w4, "CHUNK_BYTES", 36 * 48 * 16 * 4 * 2)     # two images per chunk
+    out = np.empty_like(whole)
+    tracemalloc.start()
+    try:
+        w4.winograd4_forward(np, x, u, None, (1, 1), out)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    chunk = 36 * 2 * 16 * 48 * 4
+    xpad = 2 * 18 * 18 * 32 * 4
+    assert peak < 2 * chunk + xpad + 64 * 1024
+    np.testing.assert_array_equal(out, whole)

@@ -171,6 +171,23 @@ def _backward_ref(forward):
     return ref
 
 
+def _weight_grad_case(draw):
+    """A `_backward_Convolution` case without the weight (its gradient does not need it)."""
+    inputs, attrs = conv_case(draw, with_ograd=True)
+    return [inputs[0], inputs[1]] + inputs[3:], attrs
+
+
+def _weight_grad_ref(ograd, data, bias=None, **attrs):
+    """Convolution's weight (and bias) gradients, by central differences of the reference."""
+    cl = attrs.get("layout") in ("NWC", "NHWC", "NDHWC")
+    kernel, groups = tuple(attrs["kernel"]), attrs.get("num_group", 1)
+    cin = data.shape[-1 if cl else 1] // groups
+    wshape = (attrs["num_filter"], *kernel, cin) if cl else (attrs["num_filter"], cin, *kernel)
+    inputs = [data, np.zeros(wshape)] + ([] if bias is None else [bias])
+    grads = _backward_ref(conv_ref)(ograd, *inputs, **attrs)
+    return grads[1] if bias is None else grads[1:]
+
+
 def _chan(attrs, g):
     return g.ndim - 1 if attrs.get("layout") in ("NWC", "NHWC", "NDHWC") else 1
 
@@ -205,6 +222,8 @@ SPECS = [
     OpSpec("_fused_convolution", case=fused_conv_case, ref=fused_conv_ref),
     OpSpec("_backward_Convolution", case=lambda draw: conv_case(draw, with_ograd=True),
            ref=_backward_ref(conv_ref), rtol=1e-5, atol=1e-6),
+    OpSpec("_backward_Convolution_weight", case=_weight_grad_case, ref=_weight_grad_ref, rtol=1e-5,
+           atol=1e-6, grad_inputs=(0, 1)),
     OpSpec("Deconvolution", case=deconv_case, ref=deconv_ref),
     OpSpec("_backward_Deconvolution", case=lambda draw: deconv_case(draw, with_ograd=True),
            ref=_backward_ref(deconv_ref), rtol=1e-5, atol=1e-6),
