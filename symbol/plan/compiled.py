@@ -330,7 +330,11 @@ class Plan:
             if h is None:
                 out.append(None)
                 continue
-            if g is None:
+            if sched.shapes[h] is None:   # a dynamic shape (boolean_mask, unique): the caller's head gradient
+                if g is None:
+                    raise MXNetError(f"head gradient for {sched.names[h]!r}: its shape depends on the data; "
+                                     "pass one explicitly")
+            elif g is None:
                 g = self.xp.zeros(tuple(sched.shapes[h]), dtype=sched.dtypes[h])
             elif tuple(g.shape) != tuple(sched.shapes[h]):
                 raise ValueError(f"head gradient for {sched.names[h]!r}: expected shape "
