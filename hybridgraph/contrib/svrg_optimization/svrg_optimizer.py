@@ -53,12 +53,5 @@ class _SVRGOptimizer(opt.Optimizer):
     def update(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
         self._target(index).update(index, weight, grad, state)
 
-    def update_multi_precision(self, index: Any, weight: Any, grad: Any, state: Any) -> None:
-        # MXNet's base class routes update_multi_precision to update(); keep the dispatch per parameter
-        self.update(index, weight, grad, state)
-
     def create_state(self, index: Any, weight: Any) -> Any:
         return self._target(index).create_state(index, weight)
-
-    def create_state_multi_precision(self, index: Any, weight: Any) -> Any:
-        return self.create_state(index, weight)
