@@ -35,7 +35,7 @@ class _BlockScope:
         current = _CURRENT_SCOPE.get()
         if current is None:
             if prefix is None:
-                prefix = NameManager.current().get(None, hint) + "_"
+                prefix = NameManager.current.get(None, hint) + "_"
             params = ParameterDict(prefix) if params is None else ParameterDict(params.prefix, params)
             return prefix, params
         if prefix is None:

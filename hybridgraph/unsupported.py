@@ -34,9 +34,7 @@ MISSING_MODULES: dict[str, str] = {
     "error": "mx.base.MXNetError (hybridgraph.nd.errors)",
     "contrib.amp": "float32 training (automatic mixed precision is not part of hybridgraph)",
     "contrib.quantization": "float32 models (INT8 quantization is not part of hybridgraph)",
-    "contrib.text": "your own vocabulary and embedding loading",
     "contrib.tensorboard": "a metrics callback writing with tensorboardX or torch.utils.tensorboard",
-    "contrib.svrg_optimization": "the standard optimizers (mx.optimizer)",
     "contrib.onnx.onnx2mx": "mx.onnx.import_model",
 }
 

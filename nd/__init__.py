@@ -43,6 +43,10 @@ _control_flow.install(globals()["contrib"])  # nd.contrib.cond / foreach / while
 
 from . import contrib_checks as _contrib_checks  # noqa: E402
 _contrib_checks.install(globals()["contrib"])  # nd.contrib.isnan / isinf / isfinite
+from . import contrib_adamw as _contrib_adamw  # noqa: E402
+_contrib_adamw.install(globals()["contrib"])  # nd.contrib.adamw_update / mp_ / multi_ / multi_mp_
+from . import contrib_sampling as _contrib_sampling  # noqa: E402
+_contrib_sampling.install_nd(globals()["contrib"])  # nd.contrib.rand_zipfian
 
 from .array_helpers import concatenate, fill_element_0index, moveaxis, onehot_encode  # noqa: E402, F401
 NDArray.split_v2 = split_v2  # noqa: F821 - a plain function becomes the method (self = ary)

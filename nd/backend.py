@@ -50,7 +50,22 @@ class _DefaultContext:
         return current_context()
 
 
-class Context:
+class _ContextMeta(type):
+    """`Context.default_ctx` as a class property, read and assigned per thread as in MXNet
+    (`Context.default_ctx = mx.gpu(1)` changes the calling thread's default only)."""
+
+    @property
+    def default_ctx(cls) -> "Context":
+        return current_context()
+
+    @default_ctx.setter
+    def default_ctx(cls, value: "Context") -> None:
+        if not isinstance(value, Context):
+            raise TypeError(f"Context.default_ctx must be a Context, got {value!r}")
+        _current.set(value)
+
+
+class Context(metaclass=_ContextMeta):
     """A device: `cpu(0)` computes with numpy, `gpu(i)` with cupy on device i."""
 
     default_ctx = _DefaultContext()

@@ -27,6 +27,8 @@ __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrS
 
 from . import control_flow as _control_flow  # noqa: E402 - needs the generated functions above
 _control_flow.install(globals()["contrib"])  # symbol.contrib.cond / foreach / while_loop
+from hybridgraph.nd import contrib_sampling as _contrib_sampling  # noqa: E402
+_contrib_sampling.install_sym(globals()["contrib"], globals()["random"])  # contrib.rand_zipfian, random.multinomial
 
 # `from mxnet.symbol import *` gives every public operator function and the sub-namespaces, as MXNet's does
 from hybridgraph.nd.registry import all_names as _all_names  # noqa: E402

@@ -1,14 +1,42 @@
 """Automatic names and attribute scopes (MXNet's NameManager, Prefix, AttrScope).
 
 The current manager and scope live in ContextVars so threads and tasks do not
-share counters by accident.
+share counters by accident. As in MXNet, `NameManager.current` and `AttrScope.current`
+are class properties, per thread, that may also be assigned
+(`NameManager.current = NameManager()` replaces the calling thread's manager only).
 """
 from __future__ import annotations
 
 import contextvars
 
 
-class NameManager:
+class _CurrentMeta(type):
+    """`cls.current`: a class property over the class's ContextVar `_current_var`; a thread
+    that has none yet gets a fresh ``cls._current_default()`` (MXNet's thread-local
+    NameManager: each thread counts names from 0)."""
+
+    @property
+    def current(cls):
+        value = cls._current_var.get()
+        if value is None:
+            value = cls._current_default()
+            cls._current_var.set(value)
+        return value
+
+    @current.setter
+    def current(cls, value) -> None:
+        cls._current_var.set(value)
+
+
+class _Current:
+    """Instances are callable and return themselves, so hybridgraph's older spelling
+    `NameManager.current()` keeps working beside MXNet's `NameManager.current`."""
+
+    def __call__(self):
+        return self
+
+
+class NameManager(_Current, metaclass=_CurrentMeta):
     """Gives `<hint><k>` names with one counter per hint (`fullyconnected0`)."""
 
     def __init__(self):
@@ -29,10 +57,6 @@ class NameManager:
     def __exit__(self, *exc):
         _current_nm.reset(self._token)
 
-    @staticmethod
-    def current() -> "NameManager":
-        return _current_nm.get()
-
 
 class Prefix(NameManager):
     """A name manager that prepends a prefix to every name."""
@@ -45,14 +69,15 @@ class Prefix(NameManager):
         return self._prefix + super().get(name, hint)
 
 
-_current_nm: contextvars.ContextVar[NameManager] = contextvars.ContextVar("hybridgraph_name_manager",
-                                                                          default=NameManager())  # noqa: B039 - one global counter, as MXNet
+_current_nm: contextvars.ContextVar[NameManager | None] = contextvars.ContextVar("hybridgraph_name_manager",
+                                                                                 default=None)
+NameManager._current_var, NameManager._current_default = _current_nm, NameManager
 
 # MXNet's hidden keys: given as `ctx_group=...`, stored as `__ctx_group__`
 HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_stage")
 
 
-class AttrScope:
+class AttrScope(_Current, metaclass=_CurrentMeta):
     """Attributes attached to every symbol created inside the scope."""
 
     def __init__(self, **kwargs: str):
@@ -79,10 +104,7 @@ class AttrScope:
     def __exit__(self, *exc):
         _current_scope.reset(self._token)
 
-    @staticmethod
-    def current() -> "AttrScope":
-        return _current_scope.get()
-
 
 _current_scope: contextvars.ContextVar[AttrScope] = contextvars.ContextVar("hybridgraph_attr_scope",
                                                                            default=AttrScope())  # noqa: B039 - scopes are never mutated in place
+AttrScope._current_var, AttrScope._current_default = _current_scope, AttrScope

@@ -326,7 +326,7 @@ def var(name: str, attr: dict | None = None, shape: Any = None, lr_mult: float |
     if not isinstance(name, str):
         raise TypeError("Expect a string for variable `name`")
     # a hidden key given in `attr` ({'force_mirroring': 'True'}) is stored as __force_mirroring__, as MXNet's C API does
-    attrs = {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in AttrScope.current().get(attr).items()}
+    attrs = {(f"__{k}__" if k in HIDDEN_KEYS else k): v for k, v in AttrScope.current.get(attr).items()}
     if shape is not None:
         attrs["__shape__"] = str(tuple(shape))
     if lr_mult is not None:
@@ -362,7 +362,7 @@ def Group(symbols: Sequence[Symbol]) -> Symbol:  # noqa: N802 - MXNet's name
 def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: dict | None = None,
            hint: str | None = None) -> Symbol:
     """Apply an operator to Symbols: the symbolic side of every operator call."""
-    scope_attrs = AttrScope.current().get(attr)
+    scope_attrs = AttrScope.current.get(attr)
     hidden = {}
     for k, v in scope_attrs.items():
         key = f"__{k}__" if k in HIDDEN_KEYS else k
@@ -375,7 +375,7 @@ def create(op: OpDef, inputs: list, given: dict, name: str | None = None, attr: 
         attrs = op.parse_attrs(given)
     except AttrError as exc:
         raise AttrError(f"{exc} (while creating symbol {name or op.hint})") from None
-    name = NameManager.current().get(name, hint or op.hint)
+    name = NameManager.current.get(name, hint or op.hint)
     names = op.input_names(attrs)
     if len(inputs) != len(names):
         raise AttrError(f"operator {op.name} ({name}): expected {len(names)} inputs {list(names)}, "

@@ -203,8 +203,9 @@ def plot_network(symbol: Symbol, title: str = "plot", save_format: str = "pdf", 
     nodes = json.loads(symbol.tojson())["nodes"]
     names = [n["name"] for n in nodes]
     if len(names) != len(set(names)):
+        repeated = sorted({n for n in names if names.count(n) > 1})
         warnings.warn("There are multiple variables with the same name in your graph, this may result in "
-                      "cyclic graph.", RuntimeWarning, stacklevel=2)
+                      f"cyclic graph. Repeated names: {','.join(repeated)}", RuntimeWarning, stacklevel=2)
     base = {"shape": "box", "fixedsize": "true", "width": "1.3", "height": "0.8034", "style": "filled",
             **(node_attrs or {})}
     dot = _new_digraph(title, save_format)

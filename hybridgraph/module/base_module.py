@@ -49,13 +49,24 @@ def _check_names_match(data_names: list, data_shapes: list, name: str, throw: bo
         warnings.warn(msg, stacklevel=3)
 
 
+def _to_desc(item: Any, what: str, items: list) -> DataDesc:
+    """`item` as a DataDesc; TypeError (as MXNet raises) unless it is one or a (name, shape[, ...]) pair."""
+    if isinstance(item, DataDesc):
+        return item
+    if not (isinstance(item, (tuple, list)) and len(item) >= 2 and isinstance(item[0], str)
+            and isinstance(item[1], (tuple, list))):
+        raise TypeError(f"{what} must be a list of (name, shape) pairs or DataDesc, got the item {item!r} "
+                        f"in {items!r}")
+    return DataDesc(*item)
+
+
 def _parse_data_desc(data_names: list, label_names: list, data_shapes: list,
                      label_shapes: list | None) -> tuple[list, list | None]:
     """DataDescs from (name, shape) pairs, checked against the module's input names."""
-    data_shapes = [x if isinstance(x, DataDesc) else DataDesc(*x) for x in data_shapes]
+    data_shapes = [_to_desc(x, "data_shapes", data_shapes) for x in data_shapes]
     _check_names_match(data_names, data_shapes, "data", True)
     if label_shapes is not None:
-        label_shapes = [x if isinstance(x, DataDesc) else DataDesc(*x) for x in label_shapes]
+        label_shapes = [_to_desc(x, "label_shapes", label_shapes) for x in label_shapes]
         _check_names_match(label_names, label_shapes, "label", False)
     else:
         _check_names_match(label_names, [], "label", False)

@@ -54,3 +54,10 @@ def test_plot_network_renders_png(tmp_path):
     dot = viz.plot_network(_tutorial_mlp(), save_format="png")
     out = dot.render(filename="mlp", directory=str(tmp_path))
     assert Path(out).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_plot_network_names_the_repeated_nodes():
+    net = sym.FullyConnected(sym.var("data"), name="fc", num_hidden=4)
+    net = sym.FullyConnected(sym.Activation(net, act_type="relu", name="relu1"), name="fc", num_hidden=2)
+    with pytest.warns(RuntimeWarning, match="Repeated names: fc,fc_bias,fc_weight"):
+        viz.plot_network(net, shape={"data": (1, 3)})
