@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..attrs import Attr
-from ..errors import ShapeError
+from ..errors import AttrError, ShapeError
 from ..registry import register
 
 _ATTRS = {"axis": Attr("int", 0, "An integer that represents the axis in NDArray to mask from.")}
@@ -19,14 +19,14 @@ _ATTRS = {"axis": Attr("int", 0, "An integer that represents the axis in NDArray
 
 def _check(a, data, index) -> None:
     if a.axis != 0:
-        raise NotImplementedError(f"operator _contrib_boolean_mask: axis={a.axis} is not supported (MXNet "
-                                  "1.9.1 implements axis 0 only); move the axis first with transpose / "
-                                  "swapaxes, mask, and move it back")
+        raise AttrError(f"operator _contrib_boolean_mask: only axis=0 is supported (as in MXNet 1.9.1), "
+                        f"got axis={a.axis}; move the axis first with transpose / swapaxes, mask, and "
+                        "move it back")
     if len(index) != 1:
         raise ShapeError(f"operator _contrib_boolean_mask: index must be 1-D, got shape {tuple(index)}")
     if len(data) < 1 or data[0] != index[0]:
-        raise ShapeError(f"operator _contrib_boolean_mask: data's axis 0 ({tuple(data)}) must have the "
-                         f"length of index ({index[0]})")
+        raise ShapeError(f"operator _contrib_boolean_mask: index has {index[0]} entries but data's axis 0 "
+                         f"must have that length (data shape {tuple(data)})")
 
 
 def _shape(a, data, index):
