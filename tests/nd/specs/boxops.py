@@ -1,5 +1,5 @@
 """Specs for nd/ops/box_nms.py, multibox.py, interleaved.py and box_encode: the detection ops'
-values are checked against MXNet 1.9.1's own outputs in tests/nd/test_boxops_mxnet.py (golden);
+values are checked against MXNet 1.9.1's own outputs in tests/nd/ops/test_boxops_mxnet.py (golden);
 the interleaved attention matmuls against a reshape/transpose/matmul reference here."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from tests.op_specs import OpSpec
 
-_MX = "values checked against MXNet 1.9.1 in tests/nd/test_boxops_mxnet.py"
+_MX = "values checked against MXNet 1.9.1 in tests/nd/ops/test_boxops_mxnet.py"
 
 
 def _rng(draw):

@@ -11,7 +11,7 @@ import pytest
 import hybridgraph as mx
 from hybridgraph import autograd, nd
 
-REF = np.load(os.path.join(os.path.dirname(__file__), "..", "data", "boxops", "boxops_ref.npz"))
+REF = np.load(os.path.join(os.path.dirname(__file__), "..", "..", "data", "boxops", "boxops_ref.npz"))
 
 
 def _cases(op: str) -> list[str]:
