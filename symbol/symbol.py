@@ -49,12 +49,17 @@ class Symbol:
     # -- identity and inspection -------------------------------------------
     @property
     def name(self) -> str | None:
-        if len(self._outputs) != 1:
+        """The node's name when every output comes from one node (a multi-output op's Symbol has
+        its node's name, as in MXNet); None for a group of several nodes."""
+        if not self._outputs:
             return None
-        return self._outputs[0][0].name
+        node = self._outputs[0][0]
+        if any(n is not node for n, _ in self._outputs):
+            return None
+        return node.name
 
     def __repr__(self) -> str:
-        if len(self._outputs) == 1:
+        if self.name is not None:
             return f"<Symbol {self.name}>"
         return "<Symbol group [" + ", ".join(n.name for n, _ in self._outputs) + "]>"
 
