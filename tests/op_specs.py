@@ -46,6 +46,14 @@ class OpSpec:
     compare_outputs: int | None = None          # how many outputs to compare with ref (None = all visible)
     dynamic_shape: str | None = None            # why the output shape depends on the data (unique)
 
+    def draw_case(self, draw: Callable) -> tuple[list, dict, tuple[int, ...]]:
+        """One drawn case as numpy inputs, attrs, and the positions of the inputs to differentiate."""
+        inputs, attrs = self.case(draw)
+        inputs = [np.asarray(x) for x in inputs]
+        wrt = self.grad_inputs if self.grad_inputs is not None else tuple(
+            i for i, x in enumerate(inputs) if x.dtype.kind == "f")
+        return inputs, attrs, wrt
+
 
 # -- strategies for spec writers -------------------------------------------
 

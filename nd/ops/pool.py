@@ -153,8 +153,10 @@ def _pool_shape(a: Attrs, dshape):
 
 
 def _lowest(dtype):
+    """The start of a max: the lowest finite value, as MXNet's, so a window that lies wholly in the
+    padding (pooling_convention='full') gives -FLT_MAX, not -inf."""
     dtype = np.dtype(dtype)
-    return -np.inf if dtype.kind == "f" else np.iinfo(dtype).min
+    return np.finfo(dtype).min if dtype.kind == "f" else np.iinfo(dtype).min
 
 
 def _signed_power(xp, x, p: int):

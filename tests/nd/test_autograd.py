@@ -188,3 +188,23 @@ def test_fresh_grad_flag_follows_backward_and_detach():
     assert nd.ones((1,))._fresh_grad == 0
     with pytest.raises(MXNetError, match="not been marked as a variable"):
         nd.ones((1,))._fresh_grad = True
+
+
+def test_create_graph_gradient_no_variable_reaches_is_a_recorded_constant():
+    """radians' gradient is head_grad * pi/180: with create_graph=True it is still recorded (as
+    MXNet records every gradient it returns), so its own gradient is zero, and the caller's head
+    gradient array is not turned into a graph node."""
+    x = nd.array([0.5, -1.0, 2.0])
+    x.attach_grad()
+    head = nd.array([1.0, 2.0, 3.0])
+    with autograd.record():
+        (g,) = autograd.grad(nd.radians(x), [x], head_grads=head, create_graph=True)
+        (gg,) = autograd.grad(g, [x], head_grads=nd.ones((3,)), create_graph=True)
+    np.testing.assert_allclose(g.asnumpy(), head.asnumpy() * np.pi / 180, rtol=1e-6)
+    np.testing.assert_array_equal(gg.asnumpy(), np.zeros(3))
+    assert head._ag is None
+    with autograd.record():
+        (same,) = autograd.grad(nd.identity(x), [x], head_grads=head, create_graph=True)
+    assert same is not head and head._ag is None
+    with pytest.raises(AutogradError, match="cannot be an empty list"):
+        autograd.grad(g, [])

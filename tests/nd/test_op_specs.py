@@ -76,10 +76,7 @@ def test_spec_gradient_finite_difference(spec):
 
     @given(st.data())
     def check(data):
-        inputs, attrs = spec.case(data.draw)
-        inputs = [np.asarray(x) for x in inputs]
-        wrt = spec.grad_inputs if spec.grad_inputs is not None else tuple(
-            i for i, x in enumerate(inputs) if x.dtype.kind == "f")
+        inputs, attrs, wrt = spec.draw_case(data.draw)
         rng = np.random.default_rng(0)
         xs, outs = _run(spec, inputs, attrs, record=True)
         heads = [nd.array(rng.standard_normal(o.shape), dtype=o.dtype) for o in outs]

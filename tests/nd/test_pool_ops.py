@@ -184,3 +184,16 @@ def test_same_convention_accepts_zero_pad_of_any_length():
     assert out.shape == (1, 1, 5)
     with pytest.raises(AttrError, match="disables the pad"):
         nd.Pooling(x, kernel=(2,), stride=(2,), pad=(2,), pooling_convention="same")
+
+
+def test_max_window_wholly_in_padding_gives_lowest_finite_value():
+    """MXNet 1.9.1 starts a max at the lowest finite value: a 'full'-convention window that lies
+    in the padding only gives -FLT_MAX (not -inf) and passes no gradient."""
+    x = nd.array(np.arange(9.0).reshape(1, 1, 3, 3) * 0.37 - 0.9)
+    x.attach_grad()
+    with autograd.record():
+        y = nd.Pooling(x, pool_type="max", kernel=(1, 2), stride=(2, 2), pooling_convention="full", pad=(0, 1))
+    y.backward(nd.ones_like(y))
+    np.testing.assert_allclose(y.asnumpy()[0, 0], [[-0.9, -0.16, np.finfo(np.float32).min],
+                                                   [1.32, 2.06, np.finfo(np.float32).min]], rtol=1e-6)
+    np.testing.assert_array_equal(x.grad.asnumpy()[0, 0], [[1, 0, 1], [0, 0, 0], [1, 0, 1]])
