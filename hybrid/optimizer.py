@@ -331,3 +331,7 @@ for _name in __all__:
     _obj = globals()[_name]
     if isinstance(_obj, type):
         _obj.__module__ = __name__
+
+from . import optimizer_contrib as contrib  # noqa: E402 - mx.optimizer.contrib (GroupAdaGrad), after the base classes
+sys.modules[f"{__name__}.contrib"] = contrib
+contrib.GroupAdaGrad.__module__ = f"{__name__}.contrib"  # pickles name the public module
