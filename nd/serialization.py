@@ -26,7 +26,7 @@ import numpy as np
 
 from .atomic import atomic_write
 from .backend import cpu, to_numpy
-from .errors import FormatError
+from .errors import FormatError, MXNetError
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -266,11 +266,26 @@ def _csr_to_dense(r: _Reader, values: np.ndarray, aux: list, shape: tuple, what:
     return dense
 
 
+def _check_shape_semantics(np_shape: bool, what: str) -> None:
+    """MXNet 1.9.1 loads a V3 record (written under np-shape semantics, where a 0 is a real
+    size) only under np-shape semantics, and any other record only outside them."""
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - mx.util imports nd
+    if np_shape and not is_np_shape():
+        raise MXNetError(f"{what}: ndarray was saved in np shape semantics, must be loaded in the same "
+                         "semantics. Please turn on np shape semantics in Python using `with "
+                         "np_shape(True)` or decorator `use_np_shape` to scope the code of loading the ndarray.")
+    if not np_shape and is_np_shape():
+        raise MXNetError(f"{what}: ndarray was not saved in np shape semantics, but being loaded in np "
+                         "shape semantics. Please turn off np shape semantics in Python using `with "
+                         "np_shape(False)` to scope the code of loading the ndarray.")
+
+
 def _read_record(r: _Reader, index: int) -> Any:
     """One NDArray record; returns a numpy array, or _NONE for a none array."""
     what = f"array {index}"
     at = r.pos
     magic = r.u32(f"{what}: record magic or legacy ndim")
+    _check_shape_semantics(magic == V3_MAGIC, what)
     if magic in (V2_MAGIC, V3_MAGIC):
         np_shape = magic == V3_MAGIC
         stype_at = r.pos
