@@ -204,3 +204,15 @@ def test_gluon_rnn_state_carried_across_batches():
         loss.backward()
         trainer.step(2)
     assert np.isfinite(out.asnumpy()).all()
+
+
+def test_head_gradient_larger_than_its_head_is_read_as_the_heads_shape():
+    """MXNet 1.9.1 (checked): backward(g) with g bigger than the head reads g's leading
+    elements as the head's shape; a smaller g is refused."""
+    x = _x()
+    with autograd.record():
+        y = x * 2
+    y.backward(nd.array([1.0, 2.0, 3.0, 4.0, 5.0]), retain_graph=True)
+    np.testing.assert_allclose(x.grad.asnumpy(), [2.0, 4.0, 6.0])
+    with pytest.raises(MXNetError, match="smaller than its head"):
+        y.backward(nd.array([1.0, 2.0]))
