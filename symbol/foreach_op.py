@@ -163,7 +163,7 @@ def _specs(a, arrays) -> tuple[list, list]:
 
 def run(a, arrays: list, shapes: list, differentiable: bool) -> tuple[list, list]:
     """(stacked step outputs, final states) for NDArray inputs."""
-    from hybridgraph.nd import ops_namespace as F, zeros  # noqa: N812, PLC0415
+    from hybridgraph.nd import ops_namespace as F  # noqa: N812, PLC0415
     body = _body_of(a)
     data, states, remain = _split(a, arrays)
     length = data[0].shape[0]
@@ -185,8 +185,8 @@ def run(a, arrays: list, shapes: list, differentiable: bool) -> tuple[list, list
     outs = []
     for k in range(n_out):
         items = [r[k] for r in rows]
-        if not items:
-            outs.append(zeros(tuple(shapes[k]), ctx=ctx, dtype=arrays[0].dtype))
+        if not items:   # a zero-length loop (a zero-size array is fine here whatever np_shape says)
+            outs.append(type(arrays[0])._wrap(ctx.xp.zeros(tuple(shapes[k]), dtype=arrays[0].dtype), ctx))
         elif differentiable:
             outs.append(F.stack(*items, axis=0))
         else:
