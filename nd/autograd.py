@@ -13,11 +13,13 @@ import functools
 import itertools
 import operator
 import weakref
+from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from typing import Any
-from collections.abc import Callable, Sequence
 
-from .errors import AutogradError
+import numpy as np
+
+from .errors import AutogradError, ShapeError
 
 # whether the backward now running keeps its graph (compiled graphs keep their saved state)
 _RETAIN: contextvars.ContextVar[bool] = contextvars.ContextVar("hybridgraph_retain_graph", default=False)
@@ -455,7 +457,7 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
         entry = h._ag
         if entry is None or (type(entry) is tuple and entry[0].freed):
             raise AutogradError(_NOT_IN_GRAPH if entry is None else f"backward a second time: {_FREED}")
-        bwd.add(entry, _ones_like(h) if hg is None else hg)
+        bwd.add(entry, _ones_like(h) if hg is None else _head_grad(h, hg))
     token = _RETAIN.set(retain_graph)
     try:
         with _Scope(create_graph, train):
@@ -467,6 +469,18 @@ def _run_backward(heads, head_grads, retain_graph: bool, create_graph: bool, tra
     for leaf in bwd.nulls:   # MXNet drops the buffer of a grad_req='null' variable a backward reached
         leaf.grad = None
     return bwd.leaves
+
+
+def _head_grad(h, hg):
+    """The head gradient `hg` for head `h`. MXNet 1.9.1 reads a larger buffer as the head's
+    shape (its leading elements, row-major: checked in .mxvenv) and refuses a smaller one."""
+    if hg.shape == h.shape:
+        return hg
+    size = int(np.prod(h.shape))
+    if hg.size < size:
+        raise ShapeError(f"backward: the head gradient has shape {hg.shape} ({hg.size} elements), "
+                         f"smaller than its head's {h.shape} ({size} elements)")
+    return type(hg)._wrap(hg._data.reshape(-1)[:size].reshape(h.shape), hg._ctx)
 
 
 _NOT_IN_GRAPH = ("cannot differentiate with respect to an array that was not computed inside "

@@ -7,6 +7,7 @@ import numpy as np
 
 from .backend import Context, as_dtype, current_context, to_numpy
 from .dispatch import invoke
+from .errors import ShapeError
 from .ndarray import NDArray
 from .registry import get_op
 
@@ -39,16 +40,30 @@ def _shape(shape) -> tuple:
     return (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
 
 
+def _known(shape: tuple, fn: str) -> tuple:
+    """MXNet 1.9.1's `_zeros`/`_ones` outside np-shape semantics: a 0 dimension, or no
+    dimension at all, is an unknown size, and shape inference fails (checked in .mxvenv)."""
+    if not shape or 0 in shape:
+        from hybridgraph.util import is_np_shape  # noqa: PLC0415 - mx.util imports nd
+        if is_np_shape():
+            return shape
+        raise ShapeError(f"nd.{fn}(shape={shape}): shape inference failed: outside numpy shape semantics "
+                         "a 0 dimension (or the shape ()) means an unknown size in MXNet 1.x. Create 0-d and "
+                         "zero-size arrays inside `with mx.np_shape(True):` (or after mx.npx.set_np()), "
+                         "or with nd.empty / nd.full.")
+    return shape
+
+
 def zeros(shape, ctx: Context | None = None, dtype: Any = None, stype: str | None = None, **kwargs) -> NDArray:
     """Zeros; `stype` 'row_sparse' / 'csr' gives a sparse array (nd/sparse.py)."""
     if stype is not None and stype != "default":
         from .sparse import zeros as sparse_zeros  # noqa: PLC0415 - sparse imports this module
         return sparse_zeros(stype, shape, ctx=ctx, dtype=dtype)
-    return _creation("_zeros", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
+    return _creation("_zeros", ctx, dtype, kwargs.get("out"), shape=_known(_shape(shape), "zeros"))
 
 
 def ones(shape, ctx: Context | None = None, dtype: Any = None, **kwargs) -> NDArray:
-    return _creation("_ones", ctx, dtype, kwargs.get("out"), shape=_shape(shape))
+    return _creation("_ones", ctx, dtype, kwargs.get("out"), shape=_known(_shape(shape), "ones"))
 
 
 def full(shape, val, ctx: Context | None = None, dtype: Any = None, out: NDArray | None = None) -> NDArray:

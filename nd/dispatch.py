@@ -188,6 +188,14 @@ def run_eager(op: OpDef, attrs: Attrs, inputs: list, out: Any = None):
         for t in out if isinstance(out, (list, tuple)) else (out,):
             if t._ag is not None or t._ver is not None:
                 autograd.check_inplace(t, f"out= of {op.name}")
+            if rec and any(x is t for x in inputs) and any(map(_AUTOGRAD_ENTRY, inputs)):
+                # MXNet 1.9.1's RecordOp makes every input a graph entry, then refuses an
+                # output that is one (x += y, op(x, y, out=x) with y in the graph)
+                raise autograd.AutogradError(
+                    "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording "
+                    f"with autograd: {op.name} writes (out=) into its own input of shape {t.shape} "
+                    "while another input is in the graph. Write into a new array instead "
+                    "(x = x + y), or outside autograd.record().")
     arrays = list(map(_BACKEND_ARRAY, inputs))
     t0 = profiling.ACTIVE and time.perf_counter_ns()
     if out is None:

@@ -53,6 +53,26 @@ def getitem(x, key):
     return out
 
 
+def _gather_positions(x, key):
+    """General advanced indexing while recording: the flat positions `key` selects (numpy's
+    rules, on an index grid) taken from the flattened array, so the gradient is take's
+    scatter-add (MXNet records gather_nd)."""
+    from .ndarray import NDArray  # noqa: PLC0415
+    pos = np.arange(x.size, dtype=np.int64).reshape(x.shape)[_raw_key_numpy(key)]
+    if pos.ndim == 0:
+        pos = pos.reshape((1,))   # legacy MXNet has no 0-d results from indexing
+    flat = invoke(get_op("Reshape"), [x], {"shape": (-1,)})
+    return invoke(get_op("take"), [flat, NDArray._wrap(x._ctx.xp.asarray(pos), x._ctx)], {"axis": 0})
+
+
+def _raw_key_numpy(key: Any):
+    """`_raw_key` with index arrays on the host (for the index grid)."""
+    k = _raw_key(key)
+    items = k if isinstance(k, tuple) else (k,)
+    items = tuple(np.asarray(i.get() if hasattr(i, "get") else i) if hasattr(i, "shape") else i for i in items)
+    return items if isinstance(k, tuple) else items[0]
+
+
 def _expand_key(shape: tuple, key) -> tuple:
     items = list(key) if isinstance(key, tuple) else [key]
     if sum(k is Ellipsis for k in items) > 1:
@@ -82,8 +102,10 @@ def _getitem_ops(x, key):
             idx = NDArray._wrap(x._ctx.xp.asarray(idx, dtype=np.int64), x._ctx)
         if hasattr(idx, "_is_symbolic"):
             return invoke(get_op("take"), [x, idx], {"axis": 0})
-        raise MXNetError("advanced indexing other than a single index array on the first axis "
-                         "is not supported while recording or tracing; use take/gather_nd/pick")
+        if x._is_symbolic:
+            raise MXNetError("advanced indexing other than a single index array on the first axis "
+                             "is not supported inside a hybridized block; use take/gather_nd/pick")
+        return _gather_positions(x, key)
     items = _expand_key(x.shape, key)
     begin, end, step, out_shape = [], [], [], []
     axis = 0
@@ -144,15 +166,26 @@ def setitem(x, key, value) -> None:
             x._data[k] = src
 
 
+def _covers_all(x, key) -> bool:
+    """Whether the basic index `key` selects every element of `x` in order (positive steps)."""
+    flat = np.arange(x.size).reshape(x.shape)[_raw_key(key)]
+    return flat.size == x.size and bool((flat.ravel() == np.arange(x.size)).all())
+
+
 def _record_assign(x, key, value) -> None:
-    """`x[key] = value` while recording, `value` in the graph (`x` is not: check_inplace):
-    x becomes a tape output whose gradient reaches `value` through `x[key]` (MXNet records
-    the assignment too). Its rule is the recorded slicing of `_getitem_ops`, summed over the
-    axes the assignment broadcast."""
-    if not _is_basic(key):
-        raise MXNetError("x[key] = value while recording, with value in the graph, needs a basic "
-                         "index (integers and slices); for index arrays build the result with "
-                         "nd.where / scatter_nd instead")
+    """`x[key] = value` while recording, `value` in the graph (`x` is not: check_inplace).
+
+    MXNet 1.9.1 copies a value that covers all of `x` (`x[:] = v`, `x[...] = v`: `copyto`,
+    recorded) and writes any other region with `_slice_assign`/`_scatter_set_nd(out=x)`,
+    whose recording refuses an output that is also an input. So here: the whole array is
+    recorded as a copy whose gradient reaches `value` through `x[key]`, summed over the axes
+    the assignment broadcast; a part of it raises MXNet's error."""
+    if not _is_basic(key) or not _covers_all(x, key):
+        raise autograd.AutogradError(
+            "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with "
+            f"autograd: x[{key!r}] = value writes part of an array of shape {x.shape} from a value "
+            "in the graph. Build the result out of place instead (nd.concat, nd.where, "
+            "scatter_nd), or assign the whole array (x[:] = value).")
     src = value._data if value._ctx == x._ctx else x._ctx.xp.asarray(value.asnumpy())
     x._data[_raw_key(key)] = src
     vshape = value.shape
@@ -169,5 +202,5 @@ def _record_assign(x, key, value) -> None:
             g = invoke(get_op("Reshape"), [g], {"shape": vshape})
         return [g]
 
-    node = autograd.TapeNode(grad_fn, [value], [x._data], "_slice_assign", uses_outputs=False)
+    node = autograd.TapeNode(grad_fn, [value], [x._data], "_copyto", uses_outputs=False)
     x._ag = (node, 0)

@@ -401,8 +401,11 @@ def _binary_method(tensor_op: str, scalar_op: str | None, rscalar_op: str | None
             args = [other, self] if reverse else [self, other]
             res = invoke(top, args, {})
         if inplace:
-            if res._ag is not None:   # recorded (self is a constant, other is in the graph)
-                self._ag = res._ag
+            if res._ag is not None:   # MXNet 1.9.1 refuses: its recorded op writes into an input
+                raise autograd.AutogradError(
+                    "Inplace operations (+=, -=, x[:]=, etc) are not supported when recording with "
+                    f"autograd: `{how}` into an array of shape {self.shape} whose other operand is in "
+                    "the graph. Write into a new array instead (x = x + y), or outside autograd.record().")
             self._data[...] = res._data
             note_write(self._data)
             return self

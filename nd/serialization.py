@@ -26,7 +26,7 @@ import numpy as np
 
 from .atomic import atomic_write
 from .backend import cpu, to_numpy
-from .errors import FormatError
+from .errors import FormatError, MXNetError
 
 LIST_MAGIC = 0x112
 V1_MAGIC = 0xF993FAC8
@@ -266,11 +266,27 @@ def _csr_to_dense(r: _Reader, values: np.ndarray, aux: list, shape: tuple, what:
     return dense
 
 
-def _read_record(r: _Reader, index: int) -> Any:
+def _check_shape_semantics(np_shape: bool, what: str) -> None:
+    """MXNet 1.9.1 loads a V3 record (written under np-shape semantics, where a 0 is a real
+    size) only under np-shape semantics, and any other record only outside them."""
+    from hybridgraph.util import is_np_shape  # noqa: PLC0415 - mx.util imports nd
+    if np_shape and not is_np_shape():
+        raise MXNetError(f"{what}: ndarray was saved in np shape semantics, must be loaded in the same "
+                         "semantics. Please turn on np shape semantics in Python using `with "
+                         "np_shape(True)` or decorator `use_np_shape` to scope the code of loading the ndarray.")
+    if not np_shape and is_np_shape():
+        raise MXNetError(f"{what}: ndarray was not saved in np shape semantics, but being loaded in np "
+                         "shape semantics. Please turn off np shape semantics in Python using `with "
+                         "np_shape(False)` to scope the code of loading the ndarray.")
+
+
+def _read_record(r: _Reader, index: int, semantics: bool = False) -> Any:
     """One NDArray record; returns a numpy array, or _NONE for a none array."""
     what = f"array {index}"
     at = r.pos
     magic = r.u32(f"{what}: record magic or legacy ndim")
+    if semantics:
+        _check_shape_semantics(magic == V3_MAGIC, what)
     if magic in (V2_MAGIC, V3_MAGIC):
         np_shape = magic == V3_MAGIC
         stype_at = r.pos
@@ -308,11 +324,12 @@ def _read_name(r: _Reader, index: int) -> str:
         raise r.fail(f"name {index}: UTF-8 text", f"undecodable bytes ({exc.reason})", at=at) from None
 
 
-def load_arrays(buf: bytes | bytearray | memoryview) -> tuple[list, list[str]]:
+def load_arrays(buf: bytes | bytearray | memoryview, semantics: bool = False) -> tuple[list, list[str]]:
     """Parse a whole NDArray list file into (numpy arrays, names).
 
     Names is empty when the file was saved from a list. A "none" (uninitialised)
-    array record gives None.
+    array record gives None. With `semantics` (MXNet's `nd.load`), a record written under
+    np-shape semantics loads only under them, and any other only outside them.
     """
     r = _Reader(buf)
     magic = r.u64("file magic 0x112")
@@ -325,7 +342,7 @@ def load_arrays(buf: bytes | bytearray | memoryview) -> tuple[list, list[str]]:
         raise r.fail("an array count that fits the file", f"{n} arrays in {r.remaining} bytes", at=count_at)
     arrays = []
     for i in range(n):
-        a = _read_record(r, i)
+        a = _read_record(r, i, semantics)
         arrays.append(None if a is _NONE else a)
     names_at = r.pos
     k = r.u64("number of names")
@@ -362,7 +379,7 @@ def load_frombuffer(buf: bytes | bytearray | memoryview) -> list | dict:
     """
     if not isinstance(buf, (bytes, bytearray, memoryview)):
         raise TypeError(f"load_frombuffer expects bytes, got {type(buf).__name__}")
-    return _wrap(*load_arrays(buf))
+    return _wrap(*load_arrays(buf, semantics=True))
 
 
 def load(fname: str | os.PathLike) -> list | dict:
@@ -373,7 +390,7 @@ def load(fname: str | os.PathLike) -> list | dict:
     except IsADirectoryError:
         raise FormatError(f"cannot load NDArrays from {str(path)!r}: it is a directory") from None
     try:
-        return _wrap(*load_arrays(buf))
+        return _wrap(*load_arrays(buf, semantics=True))
     except FormatError as exc:
         raise FormatError(f"{path}: {exc}") from None
 

@@ -2,9 +2,10 @@
 `symbol.contrib.foreach` and `symbol.contrib.while_loop`.
 
 MXNet 1.9.1 builds `_cond`, `_foreach` and `_while_loop` operators that hold
-subgraphs. hybridgraph builds `cond` and `foreach` from ordinary operators, so
-those graphs run on the normal executor, differentiate with the normal gradient
-rules and export JSON that real MXNet loads:
+subgraphs. hybridgraph builds `cond` from ordinary operators (so it runs on the
+normal executor and exports JSON that real MXNet loads), `foreach` as MXNet's
+node and subgraph, and `while_loop` as one node whose body it keeps itself.
+Each counts its subgraph names in `AttrScope._subgraph_names` as MXNet does:
 
 * `cond` builds BOTH branches and selects each output with `where`, the
   size-1 predicate broadcast along the output's first axis
@@ -14,11 +15,8 @@ rules and export JSON that real MXNet loads:
   taken (log of a negative, a division by zero) can still turn the
   gradient into NaN: guard its inputs (`F.where(pred, x, 1)`) as with
   `where` itself. The exported graph has `where` nodes, not a `_cond` node.
-* `foreach` is unrolled over the data's first axis, whose length must be
-  known: while tracing it is (reading it marks the trace shape-dependent,
-  so another length retraces); for plain Symbols it must follow from the
-  variables' `shape=` attributes. Slices come from one `split` node, outputs
-  are joined with `stack`.
+* `foreach` is one `_foreach` node holding its body as a subgraph, as in
+  MXNet (symbol/foreach_op.py): any data length, and the JSON MXNet writes.
 * `while_loop` is one `_while_loop` node whose kernel runs the body graphs per
   iteration (symbol/loop_op.py): unrolling `max_iterations` (often 1000)
   steps made graphs too large to bind. Outputs equal MXNet's (first axis
@@ -38,7 +36,9 @@ from hybridgraph.nd.dispatch import OpNamespace
 
 from .frontend import make_sym_function
 from .graph import Node
+from . import foreach_op
 from .loop_op import LoopGraph, add_loop, cut_subgraph
+from .naming import AttrScope, unique_subgraph_name
 from .symbol import Symbol
 from .tracer import Tracer, current_trace
 
@@ -91,37 +91,6 @@ def _select(flag: Symbol, x: Symbol, y: Symbol, what: str) -> Symbol:
     return F.where(mask, x, y)
 
 
-def _static_shape(sym: Symbol, what: str) -> tuple:
-    """The concrete shape of `sym`: from the trace (marking it shape-dependent) or
-    from shape inference on the variables' `shape=` attributes."""
-    if isinstance(sym, Tracer) and current_trace() is not None:
-        shape = _aval(sym)[0]
-        if shape is not None:
-            return tuple(sym.shape)  # reading .shape records the dependence on the input shape
-    else:
-        try:
-            _, out_shapes, _ = sym.infer_shape_partial()
-        except Exception:  # noqa: BLE001 - unknown shapes are reported below
-            out_shapes = [None]
-        shape = out_shapes[0]
-        if shape and 0 not in shape[:1]:
-            return tuple(shape)
-    raise ValueError(f"{what}: the length of the data's first axis must be known to unroll the loop, "
-                     f"but the shape of {sym.name!r} is unknown. Call the function inside a hybridized "
-                     "block (hybridize() traces with concrete shapes) or give the input variables "
-                     "shapes (symbol.var('data', shape=(...)))")
-
-
-def _unstack(data: Symbol, shape: tuple, n: int) -> list[Symbol]:
-    """The n slices `data[i]` along axis 0; 1-D data gives shape-(1,) slices, as MXNet's."""
-    pieces = F.split(data, num_outputs=n, axis=0, squeeze_axis=len(shape) > 1)
-    return [pieces] if n == 1 else list(pieces)
-
-
-def _stack(items: list[Symbol]) -> Symbol:
-    return F.stack(*items, axis=0)
-
-
 # -- cond ------------------------------------------------------------------------------------
 
 def cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any], name: str = "cond") -> Any:
@@ -154,6 +123,8 @@ def cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any], 
     """
     if not isinstance(pred, Symbol):
         return then_func() if to_bool(pred, "pred") else else_func()
+    for part in ("_pred", "_then", "_else"):   # MXNet names (and counts) its three subgraphs
+        unique_subgraph_name(name + part)
     flag = _flag(pred, "cond: pred")
     then_flat, then_fmt = _flatten_symbols(then_func(), "cond: then_func's output")
     else_flat, else_fmt = _flatten_symbols(else_func(), "cond: else_func's output")
@@ -173,9 +144,10 @@ def cond(pred: Any, then_func: Callable[[], Any], else_func: Callable[[], Any], 
 def foreach(body: Callable, data: Any, init_states: Any, name: str = "foreach") -> tuple[Any, Any]:
     """Run a for loop with user-defined computation over Symbols on dimension 0.
 
-    The loop is unrolled over the length of the data's first axis, which must
-    be known (see the module docstring). `body(data_slice, states) =>
-    (out, new_states)`; outputs are stacked along a new first axis.
+    The loop is one `_foreach` node whose subgraph is the body, built once on
+    placeholders (see symbol/foreach_op.py), so the data's length need not be known.
+    `body(data_slice, states) => (out, new_states)`; outputs are stacked along a new
+    first axis.
 
     Parameters
     ----------
@@ -186,7 +158,7 @@ def foreach(body: Callable, data: Any, init_states: Any, name: str = "foreach") 
     init_states : Symbol or nested list of Symbols
         The initial values of the loop states.
     name : str
-        Kept for MXNet's signature.
+        The subgraph's name (numbered: `foreach0`, ...), as MXNet's.
 
     Returns
     -------
@@ -196,29 +168,35 @@ def foreach(body: Callable, data: Any, init_states: Any, name: str = "foreach") 
         The states after the last iteration, nested like `init_states`.
     """
     flat_data, data_fmt = _flatten_symbols(data, "foreach input (data)")
-    _, state_fmt = _flatten_symbols(init_states, "foreach init_states")
+    flat_states, state_fmt = _flatten_symbols(init_states, "foreach init_states")
     if not flat_data:
         raise ValueError("foreach: data must contain at least one symbol")
-    shapes = [_static_shape(d, "foreach") for d in flat_data]
-    n = shapes[0][0]
-    if any(s[0] != n for s in shapes):
-        raise ValueError(f"foreach: every data array must have the same length along axis 0, got shapes {shapes}")
-    slices = [_unstack(d, s, n) for d, s in zip(flat_data, shapes)]
-    states = init_states
-    steps: list[list] = []
-    out_fmt: Any = None
-    for i in range(n):
-        outs, states = body(regroup([s[i] for s in slices], data_fmt), states)
-        flat_outs, out_fmt = _flatten_symbols(outs, "foreach body output")
-        if steps and len(flat_outs) != len(steps[0]):
-            raise ValueError(f"foreach: the body returned {len(flat_outs)} outputs at step {i} "
-                             f"but {len(steps[0])} at step 0")
-        steps.append(flat_outs)
-    flat_states, fmt = _flatten_symbols(states, "foreach body's new states")
+    sub_name = unique_subgraph_name(name)
+    state = current_trace()
+    data_ph = [Node(None, foreach_op._uniq_name(d._outputs[0])) for d in flat_data]
+    state_ph = [Node(None, foreach_op._uniq_name(s._outputs[0])) for s in flat_states]
+    for p in data_ph + state_ph:
+        p.var_attrs["__subgraph_name__"] = sub_name
+    data_syms = [_placeholder(p, d, state, slice_of=True) for p, d in zip(data_ph, flat_data)]
+    state_syms = [_placeholder(p, s, state) for p, s in zip(state_ph, flat_states)]
+    with AttrScope(__subgraph_name__=sub_name):
+        outs, new_states = body(regroup(data_syms, data_fmt), regroup(state_syms, state_fmt))
+    flat_out, out_fmt = _flatten_symbols(outs, "foreach body output")
+    new_flat, fmt = _flatten_symbols(new_states, "foreach body's new states")
     if fmt != state_fmt:
         raise ValueError(f"The input and output loop_vars have different format: {state_fmt!r} versus {fmt!r}")
-    outputs = [_stack(list(items)) for items in zip(*steps)]
-    return regroup(outputs, out_fmt), regroup(flat_states, state_fmt)
+    heads = [x._outputs[0] for x in flat_out + new_flat]
+    sub_heads, free, locs = foreach_op.make_body(heads, len(flat_out), data_ph, state_ph, sub_name)
+    key = foreach_op.register_body(sub_heads)
+    wrap = Tracer if state is not None else Symbol
+    inputs = flat_data + flat_states + [wrap([e]) for e in free]
+    res = F._foreach(*inputs, num_args=len(inputs) + 1, num_outputs=len(heads), num_out_data=len(flat_out),
+                     loop=key, **locs)
+    node = res._outputs[0][0]
+    node.subgraphs = (Symbol(sub_heads),)
+    node.attrs = foreach_op.hide_key(node.attrs, key)
+    items = [res] if len(res._outputs) == 1 else list(res)
+    return regroup(items[:len(flat_out)], out_fmt), regroup(items[len(flat_out):], state_fmt)
 
 
 # -- while_loop ------------------------------------------------------------------------------
@@ -259,6 +237,8 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: i
     flat_vars, var_fmt = _flatten_symbols(loop_vars, "while_loop loop_vars")
     if not flat_vars:
         raise ValueError("loop_vars should contain at least one element")
+    for part in ("_cond", "_func"):   # MXNet names (and counts) its two subgraphs
+        unique_subgraph_name(name + part)
     state = current_trace()
     holders = [Node(None, f"{name}_loop_var{k}") for k in range(len(flat_vars))]
     ph = [_placeholder(h, v, state) for h, v in zip(holders, flat_vars)]
@@ -290,12 +270,15 @@ def while_loop(cond: Callable, func: Callable, loop_vars: Any, max_iterations: i
     return outputs, regroup(items[len(flat_out):], var_fmt)
 
 
-def _placeholder(node: Node, value: Symbol, state: Any) -> Symbol:
-    """The symbol standing for one loop variable inside cond and func; while tracing, a
-    tracer with the loop variable's shape and dtype (the body may read them)."""
+def _placeholder(node: Node, value: Symbol, state: Any, slice_of: bool = False) -> Symbol:
+    """The symbol standing for one loop variable inside cond and func (or, `slice_of`, for
+    one slice of foreach's data); while tracing, a tracer with its shape and dtype (the
+    body may read them)."""
     if state is None:
         return Symbol([(node, 0)])
     shape, dtype = _aval(value)
+    if slice_of and shape is not None:
+        shape = foreach_op._slice_shape(shape)
     state.set_aval((node, 0), shape, dtype)
     return Tracer([(node, 0)])
 

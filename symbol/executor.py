@@ -283,7 +283,7 @@ class Executor:
         plan = self._program.plan(bool(is_train))
         inputs = [a._data for a in self.arg_arrays] + [a._data for a in self.aux_arrays]
         self._saved = None
-        outs, self._saved = plan.forward(inputs, bool(is_train), bool(self._wrt), self._monitor_fn())
+        outs, self._saved = plan.forward(inputs, bool(is_train), bool(self._wrt), self._monitor_fn(plan))
         self._last_plan = plan
         self._store_outputs(outs)
         return self.outputs
@@ -328,7 +328,7 @@ class Executor:
         given = self._out_grad_list(out_grads)
         head = [None if h is None else self._head_grad(k, given)
                 for k, h in enumerate(plan.sched.head_grads)]
-        grads = plan.backward(self._saved, head, monitor=self._monitor_fn())
+        grads = plan.backward(self._saved, head, monitor=self._monitor_fn(plan))
         self._write_grads(grads)
         for a in self.aux_arrays:   # BatchNorm's moving statistics are updated in the backward
             note_write(a._data)
@@ -369,15 +369,19 @@ class Executor:
         every node as it runs. Arrays are NDArrays (MXNet passes raw handles)."""
         self._monitor = (callback, monitor_all)
 
-    def _monitor_fn(self):
+    def _monitor_fn(self, plan: Any):
         if self._monitor is None:
             return None
         callback, monitor_all = self._monitor
         ctx = self._ctx
 
+        variables = {eid: node.name for eid, node in zip(plan.sched.inputs, self._program.inputs)}
+
         def report(st: Step, env: dict) -> None:
-            if monitor_all:
+            if monitor_all:   # MXNet: a variable input is reported under its own name first
                 for name, eid in zip(st.op.input_names(st.attrs), st.inputs):
+                    if eid in variables:
+                        callback(variables[eid], NDArray._wrap(env[eid], ctx))
                     callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
             nvis = st.op.num_visible_outputs(st.attrs)
             for name, eid in list(zip(st.op.output_names(st.attrs), st.outputs))[:nvis]:
@@ -423,7 +427,9 @@ class Executor:
         meta = _validate(self._symbol, args, aux)
         fresh = self._allocate_outputs(meta)
         outs = [_shared_output(old, new) for old, new in zip(self._outputs, fresh)]
-        return Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta, outputs=outs)
+        new = Executor(self._symbol, self._ctx, args, grads, self._grad_req, aux, meta, outputs=outs)
+        new._monitor = self._monitor   # MXNet's reshaped executor keeps the monitor callback
+        return new
 
     # -- inspection ----------------------------------------------------------------------------
     def _plan(self) -> Plan:

@@ -477,6 +477,9 @@ def _make_node(n: _RawNode, nodes: list[_RawNode], built: dict) -> Node:
     node = Node(n.op, n.name, n.parsed, entries, hidden)
     node.control_deps = tuple(built[c] for c in n.control_deps)
     node.subgraphs = tuple(_build(sub) for sub in n.subgraphs)
+    if n.op.name == "_foreach":   # its body is its subgraph (symbol/foreach_op.py)
+        from .foreach_op import bind_loaded  # noqa: PLC0415 - loaded only for such graphs
+        bind_loaded(node)
     _LOADED_VERSIONS[node] = tuple(e[2] for e in n.inputs)
     return node
 

@@ -99,6 +99,7 @@ def cut_subgraph(heads: list, placeholders: list) -> tuple[list, list]:
     for n in order:
         if id(n) in dep and id(n) not in copies:
             new = Node(n.op, n.name, n.attrs, [remap(e) for e in n.inputs], dict(n.var_attrs))
+            new.subgraphs = n.subgraphs   # a nested foreach keeps its body
             copies[id(n)] = new
     new_heads = [remap(e) for e in heads]
     entries = [e for e, _ in free.values()]

@@ -7,6 +7,7 @@ are class properties, per thread, that may also be assigned
 """
 from __future__ import annotations
 
+import collections
 import contextvars
 
 
@@ -78,7 +79,12 @@ HIDDEN_KEYS = ("ctx_group", "lr_mult", "wd_mult", "force_mirroring", "mirror_sta
 
 
 class AttrScope(_Current, metaclass=_CurrentMeta):
-    """Attributes attached to every symbol created inside the scope."""
+    """Attributes attached to every symbol created inside the scope.
+
+    `_subgraph_names` counts the control-flow subgraphs made per name (MXNet's class
+    attribute of the same name: `unique_subgraph_name` numbers them from it)."""
+
+    _subgraph_names: collections.defaultdict = collections.defaultdict(int)
 
     def __init__(self, **kwargs: str):
         for v in kwargs.values():
@@ -103,6 +109,16 @@ class AttrScope(_Current, metaclass=_CurrentMeta):
 
     def __exit__(self, *exc):
         _current_scope.reset(self._token)
+
+
+def unique_subgraph_name(name: str) -> str:
+    """`name` numbered by how many subgraphs of that name were made (MXNet's
+    `_get_unique_subgraph_name`); inside another subgraph, prefixed by its name and `$`."""
+    outer = AttrScope.current()._attr.get("__subgraph_name__", "")
+    if outer:
+        name = f"{outer}${name}"
+    AttrScope._subgraph_names[name] += 1
+    return f"{name}{AttrScope._subgraph_names[name] - 1}"
 
 
 _current_scope: contextvars.ContextVar[AttrScope] = contextvars.ContextVar("hybridgraph_attr_scope",

@@ -19,6 +19,8 @@ import numpy as np
 from hybridgraph.nd.errors import MXNetError
 from hybridgraph.nd.lowering import exportable_ops, onnx_lowering_of
 from hybridgraph.onnx.writer import ExportError, NodeWriter
+from hybridgraph.symbol import foreach_op
+from hybridgraph.symbol.symbol import Symbol
 
 DEFAULT_OPSET = 17
 OPSETS = range(13, 21)
@@ -100,6 +102,10 @@ class _Export:
                              f"{names} (parameters excluded)")
         self.input_shapes = {n: tuple(int(d) for d in s) for n, s in zip(names, in_shapes)}
         self.input_types = {n: np.dtype(t) for n, t in zip(names, in_types)}
+        if foreach_op.has_foreach(sym._outputs):   # ONNX gets the loop unrolled (lengths are static)
+            known = {**self.input_shapes, **{k: v.shape for k, v in self.params.items()}}
+            sym = Symbol(foreach_op.unroll(list(sym._outputs), known))
+            self.sym, self.graph = sym, sym._graph()
         self.dynamic_shapes = dict(zip(names, dynamic_shapes)) if dynamic_shapes is not None else None
         g = self.graph
         vars_ = {n.name: n for n in g.input_nodes()}
@@ -249,7 +255,7 @@ def build_model(sym: Any, params: Any, in_shapes: list, in_types: Any = np.float
         if len(dyn) != len(in_shapes) or any(len(a) != len(b) for a, b in zip(dyn, in_shapes)):
             raise ValueError("dynamic_input_shapes must give one shape of the same rank for each input")
     ex = _Export(sym, params, in_shapes, in_types, opset, dyn)
-    out_ids = [ex.graph.entry_id(e) for e in sym._outputs]
+    out_ids = [ex.graph.entry_id(e) for e in ex.sym._outputs]
     out_shapes = [ex.shapes[i] for i in out_ids]
     if dyn:  # a graph without inputs has nothing symbolic
         batch_only = all(all(d is None or isinstance(d, str) for d in s[:1]) and

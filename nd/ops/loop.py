@@ -68,3 +68,68 @@ def _backward_while_loop(xp, a, *arrays):
     """The input gradients of `_while_loop`: the loop replayed on the autograd tape from the
     same inputs, then back-propagated from the head gradients."""
     return _impl().backward(xp, a, arrays)
+
+
+# -- _foreach: symbolic contrib.foreach as one node holding its body (MXNet's subgraph) -------
+
+def _fe_impl():
+    from hybridgraph.symbol import foreach_op  # noqa: PLC0415 - nd sits below symbol
+    return foreach_op
+
+
+def _fe_inputs(a) -> tuple:
+    # MXNet counts the subgraph among num_args: the node has num_args - 1 inputs
+    return tuple(f"data{i}" for i in range(max((a.num_args or 1) - 1, 0)))
+
+
+def _fe_outputs(a) -> tuple:
+    return tuple(f"output{i}" for i in range(a.num_outputs))
+
+
+_FE_ATTRS = {
+    "num_args": Attr("int", doc="Number of inputs, plus one for the subgraph (MXNet's count)."),
+    "num_outputs": Attr("int", doc="Number of outputs: the step outputs, then the final states."),
+    "num_out_data": Attr("int", doc="Number of step outputs (stacked along a new first axis)."),
+    "in_data_locs": Attr("shape", doc="Where each data input sits among the subgraph's inputs."),
+    "in_state_locs": Attr("shape", doc="Where each state input sits among the subgraph's inputs."),
+    "remain_locs": Attr("shape", doc="Where each other input sits among the subgraph's inputs."),
+    "loop": Attr("str", "", doc="hybridgraph's key of the body (not written: the body is the "
+                                "node's subgraph)."),
+}
+
+
+@register("_foreach", inputs=_fe_inputs, outputs=_fe_outputs, attrs=dict(_FE_ATTRS),
+          infer_shape=lambda a, *s: _fe_impl().infer_shape(a, *s),
+          infer_type=lambda a, *t: _fe_impl().infer_type(a, *t),
+          train_aware=True, fluent=False, public=False)
+def _foreach(xp, a, *arrays, is_train: bool = False):
+    """Run the node's body graph over the first axis of the data inputs (symbolic
+    contrib.foreach): outputs are the step outputs stacked, then the final states."""
+    return _fe_impl().forward(xp, a, arrays, is_train)
+
+
+@_foreach.def_gradient
+def _(F, a, inputs, outputs, ograds):   # noqa: N803
+    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
+    given = dict(a.given, loop=a.loop)
+    res = F._backward_foreach(*ograds, *inputs, **given)
+    n = len(inputs)
+    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+
+
+def _fe_bw_inputs(a) -> tuple:
+    return tuple(f"ograd{i}" for i in range(a.num_outputs)) + _fe_inputs(a)
+
+
+def _fe_bw_outputs(a) -> tuple:
+    return tuple(f"{n}_grad" for n in _fe_inputs(a))
+
+
+@register("_backward_foreach", inputs=_fe_bw_inputs, outputs=_fe_bw_outputs, attrs=dict(_FE_ATTRS),
+          infer_shape=lambda a, *s: (list(s), list(s[a.num_outputs:])),
+          infer_type=lambda a, *t: (list(t), list(t[a.num_outputs:])),
+          differentiable=False, fluent=False, public=False)
+def _backward_foreach(xp, a, *arrays):
+    """The input gradients of `_foreach`: the loop replayed on the autograd tape, then
+    back-propagated from the head gradients."""
+    return _fe_impl().backward(xp, a, arrays)

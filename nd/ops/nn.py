@@ -664,6 +664,8 @@ def _dropout_shape(a, dshape):
 
 
 def _dropout_type(a, dt):
+    if dt is not None and np.dtype(dt).kind != "f":   # MXNet 1.9.1's message (checked)
+        raise DTypeError(f"This operation only support floating point types, not {np.dtype(dt).name}")
     return None if dt is None else ([dt], [dt, dt])
 
 
@@ -683,8 +685,8 @@ def Dropout(xp, a, data, *, is_train=False):
     if not (is_train or a.mode == "always") or a.p == 0:
         return data.copy(), xp.ones(mshape, dtype=data.dtype)
     keep = 1.0 - a.p
-    if keep == 0:
-        mask = xp.zeros(mshape, dtype=data.dtype)
+    if keep == 0:   # MXNet 1.9.1 scales the all-zero mask by 1/0: 0 * inf, NaN everywhere (checked)
+        mask = xp.full(mshape, np.nan, dtype=data.dtype)
     else:
         mask = ((rng.generator(xp).random(mshape) < keep) * (1.0 / keep)).astype(data.dtype)
     return (data * mask).astype(data.dtype, copy=False), mask

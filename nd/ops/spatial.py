@@ -225,20 +225,22 @@ def _resize_inputs(a: Attrs) -> tuple:
     return ("data", "like") if a.mode == "like" else ("data",)
 
 
-def _f32(v: float) -> float:
-    return float(np.float32(v))
+def _scaled(size: int, scale: float) -> int:
+    """int(scale * size) in float32 arithmetic, as MXNet's C++ (float scale times int size):
+    0.7 * 10 is 7 there, 6.99999988 in float64."""
+    return int(np.float32(scale) * np.float32(size))
 
 
 def _resize_dim(a: Attrs, size: int, fixed: int, scale, like: int | None) -> int:
     """MXNet's output size along one dim for each resize mode."""
     mode = a.mode
     if mode == "size":
-        return int(_f32(scale) * size) if scale is not None else fixed
+        return _scaled(size, scale) if scale is not None else fixed
     if mode == "odd_scale":
         if scale is None:
             raise AttrError("operator _contrib_BilinearResize2D: mode 'odd_scale' needs scale_height and "
                             "scale_width")
-        return int(size * _f32(scale)) if size % 2 == 0 else int((size - 1) * _f32(scale)) + 1
+        return _scaled(size, scale) if size % 2 == 0 else _scaled(size - 1, scale) + 1
     if mode == "like":
         return like
     even = size % 2 == 0

@@ -120,9 +120,9 @@ def test_float16_sum_accumulates_in_float32():
 
 def test_max_min_of_empty_axis_is_a_clear_error():
     with pytest.raises(ShapeError, match="empty"):
-        nd.max(nd.zeros((2, 0)), axis=1)
-    assert nd.sum(nd.zeros((2, 0)), axis=1).asnumpy().tolist() == [0.0, 0.0]
-    assert np.isnan(nd.mean(nd.zeros((2, 0)), axis=1).asnumpy()).all()
+        nd.max(nd.empty((2, 0)), axis=1)
+    assert nd.sum(nd.empty((2, 0)), axis=1).asnumpy().tolist() == [0.0, 0.0]
+    assert np.isnan(nd.mean(nd.empty((2, 0)), axis=1).asnumpy()).all()
 
 
 def test_max_gradient_goes_to_every_tie():

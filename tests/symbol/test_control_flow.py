@@ -305,11 +305,9 @@ def test_traced_while_loop_that_never_runs_gives_zero_rows():
     np.testing.assert_array_equal(v.asnumpy(), [1, 1])
 
 
-def test_foreach_on_plain_symbols_needs_a_known_length():
+def test_foreach_on_plain_symbols_needs_no_known_length():
     step = lambda x, s: (x + s[0], [s[0] * 2])
-    with pytest.raises(ValueError, match=r"first axis must be known.*hybridize\(\)"):
-        sym.contrib.foreach(step, sym.var("data"), [sym.var("state")])
-    outs, states = sym.contrib.foreach(step, sym.var("data", shape=(2, 3)), [sym.var("state")])
+    outs, states = sym.contrib.foreach(step, sym.var("data"), [sym.var("state")])
     res = sym.Group([outs] + states).eval(data=nd.ones((2, 3)), state=nd.ones((3,)))
     np.testing.assert_array_equal(res[0].asnumpy(), [[2, 2, 2], [3, 3, 3]])
     np.testing.assert_array_equal(res[1].asnumpy(), [4, 4, 4])
