@@ -41,7 +41,12 @@ def _dtype_out(a):
 
 def _filled(value_of):
     def forward(xp, a):
-        return (xp.full(tuple(a.shape), value_of(a), dtype=a.dtype or "float32"),)
+        value = value_of(a)
+        if value == 0:
+            # calloc'd: the OS maps large zero arrays lazily, so gradient buffers that inference
+            # never writes cost no resident memory (xp.full writes every page)
+            return (xp.zeros(tuple(a.shape), dtype=a.dtype or "float32"),)
+        return (xp.full(tuple(a.shape), value, dtype=a.dtype or "float32"),)
     return forward
 
 
