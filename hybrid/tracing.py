@@ -62,6 +62,8 @@ def flatten_call(args: tuple, kwargs: dict) -> tuple[list, Any]:
 
 def regroup(flat: list, fmt: Any) -> Any:
     """Inverse of flatten."""
+    if fmt == 0:     # one output (the usual hybridized call): no closure, no iterator
+        return flat[0]
     def build(it, fmt):
         if fmt == 0:
             return next(it)
