@@ -83,11 +83,13 @@ class HybridBlock(Block):
             # a hybridized call on arrays; zero-size np arrays run eagerly: the graph planner's
             # shape inference reads a 0 dimension as unknown (MXNet's legacy convention)
             if any(isinstance(x, nd.NDArray) for x in flat) and not (is_np_shape() and _zero_size_np(flat)):
-                for hook in list(self._forward_pre_hooks.values()):
-                    hook(self, args)
+                if self._forward_pre_hooks:
+                    for hook in list(self._forward_pre_hooks.values()):
+                        hook(self, args)
                 out = self._call_cached(args, kwargs, flat)
-                for hook in list(self._forward_hooks.values()):
-                    hook(self, args, out)
+                if self._forward_hooks:
+                    for hook in list(self._forward_hooks.values()):
+                        hook(self, args, out)
                 return out
         if _has_symbol(args, kwargs):
             state = current_trace()

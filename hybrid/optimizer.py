@@ -25,6 +25,7 @@ Differences from MXNet, all deliberate:
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import pickletools
 import sys
@@ -87,7 +88,10 @@ class Updater:
             for i, w, g in zip(indices, weights, grads):
                 opt.update_multi_precision(i, w, g, states[i])
             return
+        whole = _whole_group(opt)
         for idxs, ws, gs in _dtype_groups(indices, weights, grads):
+            if whole:
+                step = max(step, len(idxs))
             for start in range(0, len(idxs), step):
                 chunk = idxs[start:start + step]
                 opt.update_multi_precision(chunk, ws[start:start + step], gs[start:start + step],
@@ -132,6 +136,21 @@ class Updater:
         """The states as pickled bytes; with `dump_optimizer`, the optimizer too
         (learning rate, schedules, update counts)."""
         return pickle.dumps((self.states, self.optimizer) if dump_optimizer else self.states)
+
+
+def _whole_group(opt: Optimizer) -> bool:
+    """Whether one aggregated kernel call may update a whole dtype group, however large,
+    instead of MXNet's chunks of `aggregate_num` (MXNET_OPTIMIZER_AGGREGATION_SIZE): for SGD
+    with no learning-rate schedule each weight's update reads only its own lr, wd, gradient and
+    momentum, so the chunking changes the number of calls, never a bit of the result (with a
+    schedule, the lr of a chunk depends on the update count reached when it runs). One call
+    instead of several saves the per-call glue of every training step. Switch:
+    HYBRIDGRAPH_FUSED_UPDATE=0 restores MXNet's chunks."""
+    return (type(opt) in _WHOLE_GROUP_OPTIMIZERS and opt.lr_scheduler is None
+            and os.environ.get("HYBRIDGRAPH_FUSED_UPDATE", "1") not in ("0", ""))
+
+
+_WHOLE_GROUP_OPTIMIZERS = (SGD, ccSGD)
 
 
 def _dtype_groups(indices: list, weights: list, grads: list) -> list:

@@ -331,7 +331,10 @@ def arrays_on(params: list, ctx: Context) -> list:
         out = []
         for p in params:
             data = p._data
-            if data is None or len(data) != 1 or p._ctx_list[0] != ctx:
+            if data is None or len(data) != 1:
+                break
+            c = p._ctx_list[0]
+            if c is not ctx and c != ctx:   # the identity test spares a Context.__eq__ call
                 break
             out.append(data[0])
         else:

@@ -64,6 +64,8 @@ def regroup(flat: list, fmt: Any, lists: bool = False) -> Any:
     """Inverse of flatten. With ``lists`` every tuple comes back as a list: MXNet 1.9.1's
     cached op regroups a hybridized block's outputs into (nested) lists whatever the
     block returned (``gluon.block._regroup``)."""
+    if fmt == 0:     # one output (the usual hybridized call): no closure, no iterator
+        return flat[0]
     def build(it, fmt):
         if fmt == 0:
             return next(it)

@@ -243,6 +243,8 @@ _FLOAT_TYPES = (float, np.floating)
 _PLAIN = frozenset({int, bool, str, float, type(None)})
 # element types whose (value, type) pairs are faithful with no sign of zero to keep
 _EXACT = frozenset({int, bool, str, type(None)})
+# element types of tuples whose (value, type, sign) triples are faithful, in C passes
+_FLOATS = frozenset({float})
 
 
 def typed_key(v: Any) -> Any:
@@ -254,6 +256,8 @@ def typed_key(v: Any) -> Any:
         types = tuple(map(type, v))
         if _EXACT.issuperset(types):   # a shape: ints (no float zero to tell apart), one C pass
             return t, tuple(v), types
+        if _FLOATS.issuperset(types):   # python floats (an optimizer's lrs, wds): the signs keep
+            return t, tuple(v), types, tuple(map(math.copysign, repeat(1.0, len(v)), v))  # -0.0 apart
         return t, tuple(map(typed_key, v))
     if isinstance(v, _FLOAT_TYPES) and v == 0:
         return t, v, math.copysign(1.0, v)
