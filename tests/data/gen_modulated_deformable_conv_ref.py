@@ -1,5 +1,6 @@
 """Write modulated_deformable_conv_ref.npz: MXNet 1.9.1's ModulatedDeformableConvolution outputs
-(float64) and the gradients of sum(out * head) for data, offset, mask, weight and bias.
+(float64) and the gradients of sum(out * head) for data, offset, mask, weight and bias; and the
+output of gluon.contrib.cnn.ModulatedDeformableConvolution with set parameters (keys layer_*).
 
 MXNet 1.9.1 computes this operator's backward on GPU only (its CPU col2im stops with "only
 implemented in GPU"), so the gradients are central finite differences of MXNet's own CPU
@@ -43,6 +44,24 @@ def _grads(attrs, arrays, head):
     return grads
 
 
+def _layer(rng):
+    """The Gluon layer (offsets from a non-zero offset convolution, mask 2 * sigmoid), hybridized."""
+    from mxnet.gluon.contrib.cnn import ModulatedDeformableConvolution
+    net = ModulatedDeformableConvolution(4, kernel_size=3, padding=1, num_deformable_group=2, activation="relu",
+                                         prefix="m_")
+    net.initialize()
+    x = rng.uniform(-1, 1, (2, 4, 5, 6))
+    net(mx.nd.array(x))
+    store = {"layer_x": x}
+    for name, p in net.collect_params().items():
+        value = rng.uniform(-0.4, 0.4, p.shape)
+        p.set_data(mx.nd.array(value))
+        store[f"layer_{name}"] = value
+    net.hybridize()
+    store["layer_out"] = net(mx.nd.array(x)).asnumpy()
+    return store
+
+
 def main():
     rng = np.random.RandomState(11)
     store, meta = {}, []
@@ -65,6 +84,7 @@ def main():
         store.update({f"{i}_out": out, f"{i}_head": head})
         meta.append(attrs)
     store["meta"] = np.array(json.dumps(meta))
+    store.update(_layer(np.random.RandomState(5)))
     np.savez_compressed("modulated_deformable_conv_ref.npz", **store)
 
 
