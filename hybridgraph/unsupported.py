@@ -9,7 +9,7 @@ AttributeError / ModuleNotFoundError so that `hasattr(mx, 'engine')` and
 """
 from __future__ import annotations
 
-from hybridgraph.nd.errors import MXNetError
+from hybridgraph.nd.errors import MXNetError, OperatorNotFound
 
 # MXNet module (attribute of `mxnet`) -> what to use instead
 MISSING_MODULES: dict[str, str] = {
@@ -45,6 +45,14 @@ def _message(feature: str, alternative: str) -> str:
 
 class UnsupportedAttribute(MXNetError, NotImplementedError, AttributeError):
     """`mx.<name>` for an MXNet module hybridgraph does not have."""
+
+
+class UnsupportedOperator(UnsupportedAttribute, OperatorNotFound):
+    """A -symbol.json (or graph) using MXNet 1.9.1 operators hybridgraph does not provide; also an
+    OperatorNotFound (KeyError), the error for operators the registry lacks. `missing`: op -> nodes."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class UnsupportedModule(MXNetError, NotImplementedError, ModuleNotFoundError):

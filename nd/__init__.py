@@ -11,6 +11,7 @@ from .backend import Context, cpu, cpu_pinned, current_context, gpu, num_gpus
 from .creation import arange, array, empty, eye, from_numpy, full, linspace, ones, zeros
 from .dispatch import OpNamespace, make_nd_function
 from .errors import MXNetError
+from . import unsupported_ops as _unsupported_ops
 from .frontend import install as _install, install_sub_namespaces as _install_sub_namespaces
 from .ndarray import NDArray, install_operators as _install_operators
 from .serialization import load, load_frombuffer, save, save_tobuffer
@@ -25,6 +26,8 @@ _install_operators()
 _install_helpers(globals(), ops_namespace, symbolic=False)
 _install(globals(), _internal, NDArray)
 _install_sub_namespaces(__name__, globals(), make_nd_function)
+__getattr__ = _unsupported_ops.module_getattr(__name__, "")  # mx.nd.<MXNet op hybridgraph lacks>: a clear error
+_internal.__getattr__ = _unsupported_ops.module_getattr(_internal.__name__, "_internal")
 
 __all__ = ["NDArray", "Context", "cpu", "gpu", "cpu_pinned", "current_context", "num_gpus",
            "array", "zeros", "ones", "full", "empty", "arange", "linspace", "eye", "from_numpy",

@@ -383,7 +383,8 @@ class OpNamespace:
             pass
         names = all_names()
         if name not in names:
-            raise AttributeError(f"no operator named {name!r}")
+            from .unsupported_ops import unsupported_error  # noqa: PLC0415
+            raise unsupported_error("", name) or AttributeError(f"no operator named {name!r}")
         fn = self._factory(names[name], name)
         self._cache[name] = fn
         return fn

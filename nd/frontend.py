@@ -5,6 +5,7 @@ import types
 
 from .dispatch import make_nd_function
 from .registry import all_names
+from .unsupported_ops import module_getattr
 
 # method names an NDArray gets from the registry (MXNet's fluent methods), when
 # the op exists; `reshape`, `astype` and friends are written by hand in ndarray.py
@@ -36,6 +37,8 @@ def install_sub_namespaces(parent_name: str, namespace: dict, factory, extra: di
         if module is None:
             module = types.ModuleType(f"{parent_name}.{sub_name}", f"MXNet's {sub_name} operators.")
             namespace[sub_name] = module
+        if "__getattr__" not in vars(module):   # an MXNet operator hybridgraph lacks: a clear error
+            module.__getattr__ = module_getattr(module.__name__, sub_name)
         for name, op in all_names().items():
             if name.startswith(prefix):
                 short = name[len(prefix):]

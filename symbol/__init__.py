@@ -6,6 +6,7 @@ import types as _types
 from hybridgraph import nd as _nd  # noqa: F401 - registers every operator
 from hybridgraph.nd.arith import install_helpers as _install_helpers
 from hybridgraph.nd.dispatch import OpNamespace
+from hybridgraph.nd import unsupported_ops as _unsupported_ops
 from hybridgraph.nd.frontend import install_sub_namespaces as _install_sub_namespaces
 
 from .frontend import install as _install, make_sym_function
@@ -21,6 +22,8 @@ ops_namespace = OpNamespace(make_sym_function)
 _install_helpers(globals(), ops_namespace, symbolic=True)
 _install(globals(), _internal)
 _install_sub_namespaces(__name__, globals(), make_sym_function, {"random": "_random_"})
+__getattr__ = _unsupported_ops.module_getattr(__name__, "")  # mx.sym.<MXNet op hybridgraph lacks>: a clear error
+_internal.__getattr__ = _unsupported_ops.module_getattr(_internal.__name__, "_internal")
 
 __all__ = ["Symbol", "Variable", "var", "Group", "NameManager", "Prefix", "AttrScope", "create",
            "zeros", "ones", "full", "arange", "linspace", "eye", "load", "load_json"]

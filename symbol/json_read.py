@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from hybridgraph.nd.attrs import Attrs, parse_int
 from hybridgraph.nd.errors import AttrError, FormatError, MXNetError, OperatorNotFound
+from hybridgraph.nd.unsupported_ops import unsupported_reason
 from hybridgraph.nd.registry import OpDef, get_op, has_op
 
 from .graph import Node
@@ -259,8 +260,12 @@ def _raise_unknown(found: dict) -> None:
     for op, users in found.items():
         shown = ", ".join(repr(u) for u in users[:5]) + (f" and {len(users) - 5} more" if len(users) > 5 else "")
         parts.append(f"{op!r} (used by {shown})")
-    err = OperatorNotFound(f"cannot load the symbol: {len(found)} operator(s) not registered in "
-                           f"hybridgraph: " + "; ".join(parts))
+    reasons = [r for r in map(unsupported_reason, found) if r is not None]
+    cls = OperatorNotFound
+    if reasons:  # MXNet operators hybridgraph does not provide: say why and what to use instead
+        from hybridgraph.unsupported import UnsupportedOperator as cls  # noqa: PLC0415, N813
+    err = cls(f"cannot load the symbol: {len(found)} operator(s) not registered in "
+              f"hybridgraph: " + "; ".join(parts) + "".join(" " + r for r in reasons))
     err.missing = {op: list(users) for op, users in found.items()}
     raise err
 
