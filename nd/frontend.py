@@ -42,7 +42,7 @@ def install_sub_namespaces(parent_name: str, namespace: dict, factory, extra: di
         for name, op in all_names().items():
             if name.startswith(prefix):
                 short = name[len(prefix):]
-                if not hasattr(module, short):
+                if short not in vars(module):
                     setattr(module, short, factory(op, short))
 
 
