@@ -18,6 +18,9 @@ Differences from MXNet, all deliberate:
   with a row_sparse gradient updates only its rows, as MXNet's sparse kernels do.
   MXNet's aggregated multi-tensor kernels (`multi_sgd_update`, `multi_lamb_update`,
   `multi_lars`) are replaced by one per-tensor kernel call each (same formula).
+- SGD with no learning-rate schedule updates each dtype group in one
+  `multi_sgd(_mom)_update` call, not in MXNet's chunks of `aggregate_num`: bit-identical,
+  fewer calls per step (`HYBRIDGRAPH_FUSED_UPDATE=0` restores the chunks; `_whole_group`).
 - AdaDelta does not scale the caller's gradient array in place.
 - DCASGD with momentum works (MXNet's `if mom:` raises for arrays of more than
   one element).
