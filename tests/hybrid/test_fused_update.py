@@ -49,9 +49,12 @@ def _train(monkeypatch, mode: str, optimizer: str = "sgd", steps: int = 5, hybri
         loss.backward()
         trainer.step(8)
         nd.waitall()
-    params = [p.data().asnumpy() for p in trainer._params]
+    # in the network's order: the Trainer sorts its parameters by name (as MXNet's does), and the
+    # names of the three runs differ (dense9 sorts after dense10), so its indices do not line up
+    order = [trainer._params.index(p) for p in net.collect_params().values()]
+    params = [trainer._params[i].data().asnumpy() for i in order]
     states = trainer._updaters[0].states
-    moms = [None if states[i] is None else states[i].asnumpy() for i in range(len(params))]
+    moms = [None if states[i] is None else states[i].asnumpy() for i in order]
     return params, moms, trainer
 
 
