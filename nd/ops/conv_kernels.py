@@ -532,7 +532,9 @@ def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     if all(s == 1 for s in geo.stride) and all(p <= e - 1 for p, e in zip(geo.pad, ext)) \
             and prod(x_shape[2:]) <= MAX_FLIPPED_AREA * prod(g.shape[2:]):
         # stride 1: a convolution of g with the flipped, transposed weight and the
-        # complementary padding
+        # complementary padding. It costs prod(x_sp)/prod(out_sp) times the products of
+        # the GEMM + col2im below, so only where the output is about as large as the input
+        # (a 224x224 kernel on a 224x224 image has a 1x1 output: 50176 times the work)
         full = Geometry(geo.kernel, geo.stride, geo.dilate, tuple(e - 1 - p for p, e in zip(geo.pad, ext)),
                         geo.groups)
         if full.out_size(g.shape[2:]) == tuple(x_shape[2:]):
