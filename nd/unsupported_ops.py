@@ -186,15 +186,6 @@ _GROUPS += (
      ["_contrib_group_adagrad_update"]),
 )
 
-_GROUPS += (
-    ("MXNet's operator {op}",
-     "the optimizers of mx.optimizer (SGD with multi_precision) and numpy on NDArray.asnumpy() "
-     "(numpy.cumsum, numpy.linalg.slogdet); this operator is not provided yet",
-     ("cumsum linalg_slogdet _linalg_slogdet multi_lars multi_sum_sq multi_mp_sgd_update "
-      "multi_mp_sgd_mom_update preloaded_multi_sgd_update preloaded_multi_sgd_mom_update "
-      "preloaded_multi_mp_sgd_update preloaded_multi_mp_sgd_mom_update reset_arrays").split()),
-)
-
 #: MXNet operator name -> (what is not supported, the alternative)
 UNSUPPORTED_OPS: dict[str, tuple[str, str]] = {
     name: (feature.format(op=name), alternative) for feature, alternative, names in _GROUPS for name in names}
