@@ -106,3 +106,33 @@ def test_aggregated_sgd_symbol_slots():
     args, outs, _ = s.infer_type(v0="float16")
     assert [np.dtype(t).name for t in args] == ["float16", "float16", "float32", "float32", "float32", "float32"]
     assert np.dtype(outs[0]).name == "float16"
+
+
+# dtypes real MXNet 1.9.1 gives (checked with it): float16/float32 inputs go to float32 when any input
+# is float32, else to the first input's dtype; to float16 with cast_narrow; other dtypes pass through
+@pytest.mark.parametrize("dtypes,narrow,want", [
+    (("float16", "float32"), False, ("float32", "float32")),
+    (("float16", "float32"), True, ("float16", "float16")),
+    (("float16", "float64", "float32"), False, ("float32", "float64", "float32")),
+    (("float16", "int32"), False, ("float16", "int32")),
+    (("int32", "float16"), False, ("int32", "int32")),
+])
+def test_amp_multicast_dtypes_as_mxnet(dtypes, narrow, want):
+    xs = [mx.nd.array([1.5, -2.0], dtype=d) for d in dtypes]
+    outs = mx.nd.amp_multicast(*xs, num_outputs=len(xs), cast_narrow=narrow)
+    assert [np.dtype(o.dtype).name for o in outs] == list(want)
+    sym = mx.sym.amp_multicast(*[mx.sym.var(f"v{i}") for i in range(len(xs))], num_outputs=len(xs), cast_narrow=narrow)
+    _, out_types, _ = sym.infer_type(**{f"v{i}": d for i, d in enumerate(dtypes)})
+    assert [np.dtype(t).name for t in out_types] == list(want)
+
+
+def test_amp_multicast_gradient_is_cast_back():
+    x = mx.nd.array([[1, 2], [3, 4]], dtype="float16")
+    x.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.amp_multicast(x, mx.nd.ones((2, 2)), num_outputs=2)
+    y[0].backward(mx.nd.full((2, 2), 3.0))
+    assert y[0].dtype == np.float32 and x.grad.dtype == np.float16
+    np.testing.assert_array_equal(x.grad.asnumpy(), np.full((2, 2), 3.0))
+    with pytest.raises(mx.MXNetError):
+        mx.nd.amp_multicast(x, num_outputs=2)

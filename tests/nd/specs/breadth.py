@@ -102,7 +102,14 @@ def _reset_ref(*arrays, num_arrays):
     return ()
 
 
+def _multicast_case(draw):
+    n = draw(st.integers(1, 3))
+    shape = draw(shapes(max_dims=3))
+    return [draw(arr(shape)) for _ in range(n)], {"num_outputs": n, "cast_narrow": draw(st.booleans())}
+
+
 SPECS = [
+    OpSpec("amp_multicast", case=_multicast_case, ref=lambda *xs, **kw: xs),   # float64 passes through
     OpSpec("_linalg_slogdet", case=_square_case(), ref=_slogdet_ref, grad_inputs=(0,)),
     OpSpec("_backward_linalg_slogdet", case=_slogdet_backward_case, ref=_slogdet_backward_ref,
            nondiff="hidden backward op without a gradient of its own (as MXNet)"),
