@@ -100,7 +100,7 @@ _GROUPS: tuple = (
         '_backward_gammaln _backward_hard_sigmoid _backward_hypot _backward_hypot_scalar '
         '_backward_linalg_extractdiag _backward_linalg_extracttrian _backward_linalg_gemm '
         '_backward_linalg_gemm2 _backward_linalg_inverse _backward_linalg_makediag '
-        '_backward_linalg_maketrian _backward_linalg_slogdet _backward_linalg_syrk _backward_log '
+        '_backward_linalg_maketrian _backward_linalg_syrk _backward_log '
         '_backward_log10 _backward_log1p _backward_log2 _backward_max _backward_maximum '
         '_backward_maximum_scalar _backward_mean _backward_min _backward_minimum '
         '_backward_minimum_scalar _backward_mul _backward_mul_scalar _backward_nanprod '
@@ -126,9 +126,10 @@ _GROUPS: tuple = (
         '_contrib_backward_quadratic _npi_backward_nan_to_num _npi_backward_polyval '
         '_npi_hsplit_backward _split_v2_backward ').split()),
     ("MXNet's deprecated operator {op}",
-     'Convolution / Pooling with the same attributes',
+     'Pooling with the same attributes (Pooling_v1 pads max pooling with zeros, Pooling with -inf: '
+     'the values differ where a padded window holds only negative values)',
      (
-        'Convolution_v1 Pooling_v1 ').split()),
+        'Pooling_v1 ').split()),
     ("MXNet's cached-graph operator {op}",
      'HybridBlock.hybridize() or mx.nd.CachedOp(symbol)',
      (

@@ -1,7 +1,8 @@
 """Generate breadth_ops_ref.npz with real MXNet 1.9.1 (run with /work/main/.mxvenv/bin/python).
 
 Values (and gradients) of cumsum, linalg_slogdet, multi_sum_sq, multi_lars and the aggregated SGD
-operators (multi_mp_*, preloaded_multi_*) on seeded inputs; tests/nd/ops/test_breadth_ops.py replays
+operators (multi_mp_*, preloaded_multi_*), amp_multicast's dtypes aside, and Convolution_v1 on seeded
+inputs; tests/nd/ops/test_breadth_ops.py replays
 the same calls on hybridgraph.
 """
 from __future__ import annotations
@@ -73,6 +74,19 @@ def main() -> None:
             ref[f"{tag}_out{i}"] = outs[i].asnumpy()
         for j, a in enumerate(nds):
             ref[f"{tag}_in{j}_after"] = a.asnumpy()
+    x = rng.standard_normal((2, 4, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    ref["convv1_x"], ref["convv1_w"], ref["convv1_b"] = x, w, b
+    xs = [mx.nd.array(v) for v in (x, w, b)]
+    for v in xs:
+        v.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Convolution_v1(*xs, kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=6, num_group=2)
+    y.backward(mx.nd.array(np.cos(np.arange(y.size, dtype=np.float32)).reshape(y.shape)))
+    ref["convv1_out"] = y.asnumpy()
+    for k, v in zip("xwb", xs):
+        ref[f"convv1_grad_{k}"] = v.grad.asnumpy()
     np.savez_compressed(Path(__file__).with_name("breadth_ops_ref.npz"), **ref)
 
 

@@ -136,3 +136,26 @@ def test_amp_multicast_gradient_is_cast_back():
     np.testing.assert_array_equal(x.grad.asnumpy(), np.full((2, 2), 3.0))
     with pytest.raises(mx.MXNetError):
         mx.nd.amp_multicast(x, num_outputs=2)
+
+
+def test_convolution_v1_matches_mxnet():
+    xs = [mx.nd.array(REF[f"convv1_{k}"]) for k in "xwb"]
+    for v in xs:
+        v.attach_grad()
+    with mx.autograd.record():
+        y = mx.nd.Convolution_v1(*xs, kernel=(3, 3), stride=(2, 1), pad=(1, 1), num_filter=6, num_group=2)
+    y.backward(mx.nd.array(np.cos(np.arange(y.size, dtype=np.float32)).reshape(y.shape)))
+    np.testing.assert_allclose(y.asnumpy(), REF["convv1_out"], rtol=1e-5, atol=1e-5)
+    for k, v in zip("xwb", xs):
+        np.testing.assert_allclose(v.grad.asnumpy(), REF[f"convv1_grad_{k}"], rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_v1_names_and_dims_as_mxnet():
+    s = mx.sym.Convolution_v1(mx.sym.var("x"), kernel=(3, 3), num_filter=2, name="c")
+    assert s.list_arguments() == ["x", "c_weight", "c_bias"]
+    assert '"op": "Convolution_v1"' in s.tojson()
+    with pytest.raises(mx.MXNetError, match="2-D and 3-D"):
+        mx.nd.Convolution_v1(mx.nd.ones((1, 1, 5)), mx.nd.ones((1, 1, 3)), kernel=(3,), num_filter=1, no_bias=True)
+    with pytest.raises(mx.MXNetError):
+        mx.nd.Convolution_v1(mx.nd.ones((1, 1, 5, 5)), mx.nd.ones((1, 1, 3, 3)), kernel=(3, 3), num_filter=1,
+                             no_bias=True, layout="NCW")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import strategies as st
+from hypothesis import assume, strategies as st
 
+from tests.nd.specs.conv import conv_case, conv_ref
 from tests.nd.specs.linalg import _square_case
 from tests.nd.specs.optim import _ND, _common, ref_sgd, ref_sgd_mom
 from tests.op_specs import OpSpec, arr, shapes
@@ -108,7 +109,14 @@ def _multicast_case(draw):
     return [draw(arr(shape)) for _ in range(n)], {"num_outputs": n, "cast_narrow": draw(st.booleans())}
 
 
+def _conv_v1_case(draw):
+    inputs, attrs = conv_case(draw)
+    assume(len(attrs["kernel"]) >= 2)          # Convolution_v1 has 2-D and 3-D windows only
+    return inputs, attrs
+
+
 SPECS = [
+    OpSpec("Convolution_v1", case=_conv_v1_case, ref=conv_ref),
     OpSpec("amp_multicast", case=_multicast_case, ref=lambda *xs, **kw: xs),   # float64 passes through
     OpSpec("_linalg_slogdet", case=_square_case(), ref=_slogdet_ref, grad_inputs=(0,)),
     OpSpec("_backward_linalg_slogdet", case=_slogdet_backward_case, ref=_slogdet_backward_ref,
