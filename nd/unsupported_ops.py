@@ -54,24 +54,34 @@ _GROUPS: tuple = (
         '_npx_gamma _npx_gammaln _npx_leaky_relu _npx_log_softmax _npx_nonzero _npx_reshape_like '
         '_npx_rnn _npx_shape_array _npx_slice _npx_smooth_l1 _npx_softmax _npx_topk ').split()),
     ("MXNet's sparse-storage operator {op}",
-     'the dense operator of the same name (mx.nd.X, mx.nd.sparse.X): hybridgraph holds row_sparse and csr '
-     'arrays densely',
+     'the dense operator without the _sparse_ / _scatter_ prefix (mx.nd.X, mx.nd.sparse.X; _square_sum: '
+     'sum of square): hybridgraph holds row_sparse and csr arrays densely',
      (
-        '_contrib_SparseEmbedding _contrib_getnnz _scatter_elemwise_div _scatter_minus_scalar '
+        '_scatter_elemwise_div _scatter_minus_scalar '
         '_scatter_plus_scalar _scatter_set_nd _sparse_ElementWiseSum _sparse_FullyConnected '
         '_sparse_LinearRegressionOutput _sparse_LogisticRegressionOutput _sparse_MAERegressionOutput '
         '_sparse__contrib_round_ste _sparse__contrib_sign_ste _sparse_abs _sparse_add_n '
         '_sparse_arccos _sparse_arccosh _sparse_arcsin _sparse_arcsinh _sparse_arctan _sparse_arctanh '
         '_sparse_broadcast_add _sparse_broadcast_div _sparse_broadcast_minus _sparse_broadcast_mul '
-        '_sparse_broadcast_plus _sparse_broadcast_sub _sparse_cast_storage _sparse_cbrt _sparse_ceil '
+        '_sparse_broadcast_plus _sparse_broadcast_sub _sparse_cbrt _sparse_ceil '
         '_sparse_cos _sparse_cosh _sparse_degrees _sparse_elemwise_add _sparse_elemwise_div '
         '_sparse_elemwise_mul _sparse_elemwise_sub _sparse_exp _sparse_expm1 _sparse_fix '
         '_sparse_floor _sparse_gamma _sparse_gammaln _sparse_log _sparse_log10 _sparse_log1p '
         '_sparse_log2 _sparse_make_loss _sparse_mean _sparse_negative _sparse_norm _sparse_radians '
         '_sparse_relu _sparse_retain _sparse_rint _sparse_round _sparse_rsqrt _sparse_sigmoid '
         '_sparse_sign _sparse_sin _sparse_sinh _sparse_sqrt _sparse_square _sparse_stop_gradient '
-        '_sparse_sum _sparse_tan _sparse_tanh _sparse_trunc _sparse_zeros_like _square_sum '
-        'cast_storage ').split()),
+        '_sparse_sum _sparse_tan _sparse_tanh _sparse_trunc _sparse_zeros_like _square_sum ').split()),
+    ("MXNet's storage-cast operator {op}",
+     'mx.nd.sparse.cast_storage(x, stype) or NDArray.tostype(stype) (Python functions here: hybridgraph '
+     'holds row_sparse and csr arrays densely)',
+     ['cast_storage', '_sparse_cast_storage']),
+    ("MXNet's operator {op}",
+     'CSRNDArray.data.size for the stored values (hybridgraph holds csr arrays densely)',
+     ['_contrib_getnnz']),
+    ("MXNet's operator {op}",
+     'mx.nd.Embedding (hybridgraph has no row_sparse gradients; mx.gluon.contrib.nn.SparseEmbedding '
+     'runs Embedding)',
+     ['_contrib_SparseEmbedding']),
     ("MXNet's internal gradient operator {op}",
      "autograd.backward() or Executor.backward(): hybridgraph derives gradients from each operator's "
      "gradient rule; MXNet's _backward_ operators are not operators of the graph format",
