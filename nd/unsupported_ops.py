@@ -172,7 +172,8 @@ _GROUPS += (
       "_random_pdf_generalized_negative_binomial _random_pdf_negative_binomial _random_pdf_normal "
       "_random_pdf_poisson _random_pdf_uniform").split()),
     ("MXNet's GPU-only operator {op}",
-     "numpy.fft (fft / ifft) on NDArray.asnumpy(); MXNet 1.9.1 registers these for GPU only",
+     "numpy.fft.fft / ifft (for _contrib_fft / _contrib_ifft) or a hashed projection with mx.nd.dot (for "
+     "_contrib_count_sketch) on CPU arrays; MXNet 1.9.1 registers these three for GPU only",
      ("_contrib_fft _contrib_ifft _contrib_count_sketch").split()),
     ("MXNet's aggregated LAMB operator {op}",
      "mx.optimizer.LAMB (its per-weight lamb_update_phase1 / lamb_update_phase2)",
