@@ -56,24 +56,34 @@ _GROUPS: tuple = (
         '_npx_gamma _npx_gammaln _npx_leaky_relu _npx_log_softmax _npx_nonzero _npx_reshape_like '
         '_npx_rnn _npx_shape_array _npx_slice _npx_smooth_l1 _npx_softmax _npx_topk ').split()),
     ("MXNet's sparse-storage operator {op}",
-     'the dense operator of the same name (mx.nd.X, mx.nd.sparse.X): hybridgraph holds row_sparse and csr '
-     'arrays densely',
+     'the dense operator without the _sparse_ / _scatter_ prefix (mx.nd.X, mx.nd.sparse.X; _square_sum: '
+     'sum of square): hybridgraph holds row_sparse and csr arrays densely',
      (
-        '_contrib_SparseEmbedding _contrib_getnnz _scatter_elemwise_div _scatter_minus_scalar '
+        '_scatter_elemwise_div _scatter_minus_scalar '
         '_scatter_plus_scalar _scatter_set_nd _sparse_ElementWiseSum _sparse_FullyConnected '
         '_sparse_LinearRegressionOutput _sparse_LogisticRegressionOutput _sparse_MAERegressionOutput '
         '_sparse__contrib_round_ste _sparse__contrib_sign_ste _sparse_abs _sparse_add_n '
         '_sparse_arccos _sparse_arccosh _sparse_arcsin _sparse_arcsinh _sparse_arctan _sparse_arctanh '
         '_sparse_broadcast_add _sparse_broadcast_div _sparse_broadcast_minus _sparse_broadcast_mul '
-        '_sparse_broadcast_plus _sparse_broadcast_sub _sparse_cast_storage _sparse_cbrt _sparse_ceil '
+        '_sparse_broadcast_plus _sparse_broadcast_sub _sparse_cbrt _sparse_ceil '
         '_sparse_cos _sparse_cosh _sparse_degrees _sparse_elemwise_add _sparse_elemwise_div '
         '_sparse_elemwise_mul _sparse_elemwise_sub _sparse_exp _sparse_expm1 _sparse_fix '
         '_sparse_floor _sparse_gamma _sparse_gammaln _sparse_log _sparse_log10 _sparse_log1p '
         '_sparse_log2 _sparse_make_loss _sparse_mean _sparse_negative _sparse_norm _sparse_radians '
         '_sparse_relu _sparse_retain _sparse_rint _sparse_round _sparse_rsqrt _sparse_sigmoid '
         '_sparse_sign _sparse_sin _sparse_sinh _sparse_sqrt _sparse_square _sparse_stop_gradient '
-        '_sparse_sum _sparse_tan _sparse_tanh _sparse_trunc _sparse_zeros_like _square_sum '
-        'cast_storage ').split()),
+        '_sparse_sum _sparse_tan _sparse_tanh _sparse_trunc _sparse_zeros_like _square_sum ').split()),
+    ("MXNet's storage-cast operator {op}",
+     'mx.nd.sparse.cast_storage(x, stype) or NDArray.tostype(stype) (Python functions here: hybridgraph '
+     'holds row_sparse and csr arrays densely)',
+     ['cast_storage', '_sparse_cast_storage']),
+    ("MXNet's operator {op}",
+     'CSRNDArray.data.size for the stored values (hybridgraph holds csr arrays densely)',
+     ['_contrib_getnnz']),
+    ("MXNet's operator {op}",
+     'mx.nd.Embedding (hybridgraph has no row_sparse gradients; mx.gluon.contrib.nn.SparseEmbedding '
+     'runs Embedding)',
+     ['_contrib_SparseEmbedding']),
     ("MXNet's internal gradient operator {op}",
      "autograd.backward() or Executor.backward(): hybridgraph derives gradients from each operator's "
      "gradient rule; MXNet's _backward_ operators are not operators of the graph format",
@@ -102,7 +112,7 @@ _GROUPS: tuple = (
         '_backward_gammaln _backward_hard_sigmoid _backward_hypot _backward_hypot_scalar '
         '_backward_linalg_extractdiag _backward_linalg_extracttrian _backward_linalg_gemm '
         '_backward_linalg_gemm2 _backward_linalg_inverse _backward_linalg_makediag '
-        '_backward_linalg_maketrian _backward_linalg_slogdet _backward_linalg_syrk _backward_log '
+        '_backward_linalg_maketrian _backward_linalg_syrk _backward_log '
         '_backward_log10 _backward_log1p _backward_log2 _backward_max _backward_maximum '
         '_backward_maximum_scalar _backward_mean _backward_min _backward_minimum '
         '_backward_minimum_scalar _backward_mul _backward_mul_scalar _backward_nanprod '
@@ -128,9 +138,10 @@ _GROUPS: tuple = (
         '_contrib_backward_quadratic _npi_backward_nan_to_num _npi_backward_polyval '
         '_npi_hsplit_backward _split_v2_backward ').split()),
     ("MXNet's deprecated operator {op}",
-     'Convolution / Pooling with the same attributes',
+     'Pooling with the same attributes (Pooling_v1 pads max pooling with zeros, Pooling with -inf: '
+     'the values differ where a padded window holds only negative values)',
      (
-        'Convolution_v1 Pooling_v1 ').split()),
+        'Pooling_v1 ').split()),
     ("MXNet's cached-graph operator {op}",
      'HybridBlock.hybridize() or mx.nd.CachedOp(symbol)',
      (
@@ -163,7 +174,8 @@ _GROUPS += (
       "_random_pdf_generalized_negative_binomial _random_pdf_negative_binomial _random_pdf_normal "
       "_random_pdf_poisson _random_pdf_uniform").split()),
     ("MXNet's GPU-only operator {op}",
-     "numpy.fft (fft / ifft) on NDArray.asnumpy(); MXNet 1.9.1 registers these for GPU only",
+     "numpy.fft.fft / ifft (for _contrib_fft / _contrib_ifft) or a hashed projection with mx.nd.dot (for "
+     "_contrib_count_sketch) on CPU arrays; MXNet 1.9.1 registers these three for GPU only",
      ("_contrib_fft _contrib_ifft _contrib_count_sketch").split()),
     ("MXNet's aggregated LAMB operator {op}",
      "mx.optimizer.LAMB (its per-weight lamb_update_phase1 / lamb_update_phase2)",
@@ -180,21 +192,9 @@ _GROUPS += (
     ("MXNet's legacy NDArray function {op} as a graph operator",
      "mx.nd.onehot_encode / mx.nd.fill_element_0index (Python functions on NDArrays here)",
      ["_onehot_encode", "fill_element_0index"]),
-    ("MXNet's mixed-precision operator {op}",
-     "amp_cast on each input (automatic mixed precision is not part of hybridgraph)",
-     ["amp_multicast"]),
     ("MXNet's optimizer operator {op}",
      "mx.optimizer.contrib.GroupAdaGrad",
      ["_contrib_group_adagrad_update"]),
-)
-
-_GROUPS += (
-    ("MXNet's operator {op}",
-     "the optimizers of mx.optimizer (SGD with multi_precision) and numpy on NDArray.asnumpy() "
-     "(numpy.cumsum, numpy.linalg.slogdet); this operator is not provided yet",
-     ("cumsum linalg_slogdet _linalg_slogdet multi_lars multi_sum_sq multi_mp_sgd_update "
-      "multi_mp_sgd_mom_update preloaded_multi_sgd_update preloaded_multi_sgd_mom_update "
-      "preloaded_multi_mp_sgd_update preloaded_multi_mp_sgd_mom_update reset_arrays").split()),
 )
 
 #: MXNet operator name -> (what is not supported, the alternative)

@@ -292,6 +292,53 @@ def _backward_linalg_det(xp, a, ograd, A, det):
     return ((scale * xp.swapaxes(inv, -1, -2)).astype(A.dtype, copy=False),)
 
 
+def _slogdet_shape(a, shape):
+    if shape is None:
+        return None
+    _square("_linalg_slogdet", shape)
+    batch = _batch_scalar_shape(shape)
+    return [shape], [batch, batch, tuple(shape), tuple(shape[:-1])]
+
+
+def _slogdet_type(a, t):
+    if t is None:
+        return None
+    _float_type("_linalg_slogdet", _LINALG_FLOATS)(a, t)
+    return [t], [t, t, t, np.dtype("int32")]
+
+
+@_linalg_op("_linalg_slogdet", outputs=("output0", "output1", "output2", "output3"), num_visible_outputs=2,
+            infer_shape=_slogdet_shape, infer_type=_slogdet_type)
+def _linalg_slogdet(xp, a, A):
+    """Sign and natural log of the absolute determinant of each square matrix: two arrays of
+    shape A.shape[:-2], or (1,) for one matrix. As MXNet, two hidden outputs carry the LU factors
+    and pivots. (mx.np's slogdet, `_npi_slogdet`, keeps numpy's shapes and is declared apart.)"""
+    check_float("_linalg_slogdet", _LINALG_FLOATS, A)
+    lu, piv = lu_factor(xp, A)
+    n = A.shape[-1]
+    swaps = (piv != xp.arange(1, n + 1, dtype=np.int32)).sum(axis=-1)
+    diag = xp.diagonal(lu, axis1=-2, axis2=-1)
+    sign = (1 - 2 * (swaps % 2)) * xp.sign(diag).prod(axis=-1)
+    with np.errstate(divide="ignore"):
+        logabs = xp.log(xp.abs(diag)).sum(axis=-1)
+    shape = _batch_scalar_shape(A.shape)
+    return sign.astype(A.dtype).reshape(shape), logabs.astype(A.dtype).reshape(shape), lu, piv
+
+
+@_linalg_slogdet.def_gradient
+def _(F, a, inputs, outputs, ograds):
+    return [F._backward_linalg_slogdet(ograds[1], inputs[0])]
+
+
+@register("_backward_linalg_slogdet", inputs=("ograd", "A"), public=False, fluent=False,
+          infer_shape=lambda a, g, A: [[g, A], [A]] if A is not None else None,
+          infer_type=_float_type("_backward_linalg_slogdet", _LINALG_FLOATS))
+def _backward_linalg_slogdet(xp, a, ograd, A):
+    """dA = g_logabsdet * A^-T (MXNet's rule: the sign is piecewise constant; A must be invertible)."""
+    inv = _linalg_call("_linalg_slogdet", xp.linalg.inv, A)
+    return ((ograd.reshape(A.shape[:-2] + (1, 1)) * xp.swapaxes(inv, -1, -2)).astype(A.dtype, copy=False),)
+
+
 @_linalg_op("_linalg_inverse", extra_aliases=("_npi_inv",), infer_shape=_same_square_shape("_linalg_inverse"))
 def _linalg_inverse(xp, a, A):
     """Inverse of each square matrix."""

@@ -60,7 +60,7 @@ def _cumsum_grad(F, a, inputs, outputs, ograds):
     return [F._backward_np_cumsum(ograds[0], inputs[0], axis=a.axis)]
 
 
-add_op(OpDef("_np_cumsum", inputs=("a",), attrs={
+add_op(OpDef("_np_cumsum", aliases=("cumsum",), inputs=("a",), attrs={
     "axis": Attr("int", None, "The axis of the running sum (None: the flattened array)."),
     "dtype": Attr("dtype", None, "The dtype of the result (default: the input's).")},
     forward=_cumsum, infer_shape=_cumsum_shape,

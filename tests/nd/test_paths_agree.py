@@ -19,7 +19,10 @@ from hybridgraph.nd.errors import AttrError, AutogradError, DTypeError, MXNetErr
 from hybridgraph.nd.registry import get_op
 from tests.nd.specs import all_specs
 
-SPECS = all_specs()
+#: operators with no outputs (they write their inputs): a hybridized block cannot return them, and
+#: MXNet 1.9.1 itself crashes binding their Symbol; tests/nd/ops/test_breadth_ops.py checks them eagerly
+NO_OUTPUTS = frozenset({"reset_arrays"})
+SPECS = [s for s in all_specs() if s.name not in NO_OUTPUTS]
 PATHS = ("eager", "recorded", "executor", "hybridized")
 # a few draws per operator keep the ~300 operators inside CI's budget; `thorough` draws more
 EXAMPLES = 3 if settings.default.max_examples <= 15 else settings.default.max_examples // 5

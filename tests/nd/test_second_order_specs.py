@@ -25,7 +25,7 @@ FIRST_ORDER_ONLY = frozenset("""
     L2Normalization LRN moments _np_diag _np_diagonal _np_diagflat _npi_einsum _npi_ediff1d _npi_svd
     _npi_slogdet _npi_solve _npi_tensorinv _npi_tensorsolve _npi_tensordot _npi_tensordot_int_axes
     _npi_hstack _npi_vstack _npi_dstack _npi_column_stack _npi_broadcast_to _npi_polyval _npi_mod
-    _npi_mod_scalar _npi_rmod_scalar _np_dot _npi_matmul _np_cumsum _npi_diff RNN
+    _npi_mod_scalar _npi_rmod_scalar _np_dot _npi_matmul _np_cumsum _npi_diff RNN _linalg_slogdet
     BilinearSampler SpatialTransformer ROIPooling""".split())
 
 SPECS = [s for s in all_specs() if s.nondiff is None]

@@ -35,7 +35,7 @@ def test_reasons_name_only_mxnet_operators():
 
 
 @pytest.mark.parametrize("path", ["nd.contrib.quantize_v2", "sym.contrib.quantize_v2", "nd.contrib.dgl_subgraph",
-                                  "nd.Convolution_v1", "sym.Pooling_v1", "nd._internal._sg_mkldnn_conv",
+                                  "nd.Pooling_v1", "sym.Pooling_v1", "nd._internal._sg_mkldnn_conv",
                                   "sym._internal._backward_Pooling_v1", "nd.contrib.fft"])
 def test_unsupported_operator_attribute_says_why(path):
     ns, *rest = path.split(".")
