@@ -26,7 +26,8 @@ FIRST_ORDER_ONLY = frozenset("""
     _npi_slogdet _npi_solve _npi_tensorinv _npi_tensorsolve _npi_tensordot _npi_tensordot_int_axes
     _npi_hstack _npi_vstack _npi_dstack _npi_column_stack _npi_broadcast_to _npi_polyval _npi_mod
     _npi_mod_scalar _npi_rmod_scalar _np_dot _npi_matmul _np_cumsum _npi_diff RNN
-    BilinearSampler SpatialTransformer ROIPooling""".split())
+    BilinearSampler SpatialTransformer ROIPooling
+    _contrib_DeformableConvolution _contrib_ModulatedDeformableConvolution""".split())
 
 SPECS = [s for s in all_specs() if s.nondiff is None]
 EPS = 1e-6
