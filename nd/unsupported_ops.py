@@ -108,7 +108,7 @@ _GROUPS: tuple = (
         '_backward_clip _backward_col2im _backward_cond _backward_contrib_BatchNormWithReLU '
         '_backward_contrib_bipartite_matching _backward_contrib_box_iou _backward_copy _backward_cos '
         '_backward_cosh _backward_ctc_loss _backward_degrees _backward_div _backward_div_scalar '
-        '_backward_erf _backward_erfinv _backward_expm1 _backward_foreach _backward_gamma '
+        '_backward_erf _backward_erfinv _backward_expm1 _backward_gamma '
         '_backward_gammaln _backward_hard_sigmoid _backward_hypot _backward_hypot_scalar '
         '_backward_linalg_extractdiag _backward_linalg_extracttrian _backward_linalg_gemm '
         '_backward_linalg_gemm2 _backward_linalg_inverse _backward_linalg_makediag '
@@ -160,10 +160,9 @@ _GROUPS: tuple = (
      (
         '_NoGradient _grad_add _identity_with_attr_like_rhs _zeros_without_dtype _set_value ').split()),
     ("MXNet's subgraph control-flow operator {op} in a saved graph",
-     'mx.nd.contrib.cond / foreach / while_loop (or mx.sym.contrib.*) in Python; hybridgraph builds '
-     'control flow from Python functions, not from _cond / _foreach nodes of a -symbol.json',
-     (
-        '_cond _foreach ').split()),
+     'mx.nd.contrib.cond (or mx.sym.contrib.cond) in Python; hybridgraph builds cond from a Python '
+     'function, not from the _cond nodes of a -symbol.json (saved _foreach nodes do load)',
+     ['_cond']),
 )
 _GROUPS += (
     ("MXNet's probability-density operator {op}",
@@ -184,17 +183,11 @@ _GROUPS += (
      "add the KL sparseness penalty to the loss (the operator is the identity in its forward pass)",
      ["IdentityAttachKLSparseReg"]),
     ("MXNet's operator {op}",
-     "_contrib_DeformableConvolution (the modulated variant is not provided)",
-     ["_contrib_ModulatedDeformableConvolution"]),
-    ("MXNet's operator {op}",
      "mx.nd.contrib.rand_zipfian (sampling with replacement) or numpy's random Generator",
      ["_sample_unique_zipfian"]),
     ("MXNet's legacy NDArray function {op} as a graph operator",
      "mx.nd.onehot_encode / mx.nd.fill_element_0index (Python functions on NDArrays here)",
      ["_onehot_encode", "fill_element_0index"]),
-    ("MXNet's optimizer operator {op}",
-     "mx.optimizer.contrib.GroupAdaGrad",
-     ["_contrib_group_adagrad_update"]),
 )
 
 #: MXNet operator name -> (what is not supported, the alternative)
