@@ -28,6 +28,11 @@ def _nms_case(draw):
                         _boxes(rng, lead + (n,))], -1)
     attrs = {"overlap_thresh": draw(st.sampled_from([0.1, 0.5])), "id_index": draw(st.sampled_from([-1, 0])),
              "topk": draw(st.sampled_from([-1, 0, 2])), "force_suppress": draw(st.booleans())}
+    if attrs["id_index"] == 0:
+        # class-aware suppression compares ids for equality, which the finite-difference step
+        # breaks (1 + 1e-6 d1 != 1 + 1e-6 d2): with ids read, suppress across classes; the
+        # class-aware case is in the MXNet comparison (tests/nd/ops/test_boxops_mxnet.py)
+        attrs["force_suppress"] = True
     # out_format != in_format is left to the MXNet comparison: MXNet's gradient copies the head
     # gradient through the format conversion unchanged, which finite differences do not see
     return [x], attrs
