@@ -159,7 +159,7 @@ UNARY = {
                 lambda F, g, x, y: F._mul_scalar(g, scalar=180.0 / math.pi), ()),
     "radians": (_ufunc("radians"), "x0 * (3.141592653589793 / 180.0)",
                 lambda F, g, x, y: F._mul_scalar(g, scalar=math.pi / 180.0), ()),
-    "relu": (_relu, "x0 > 0 ? x0 : 0", lambda F, g, x, y: F._backward_relu(g, y), ()),
+    "relu": (_relu, "(x0 > 0 || x0 != x0) ? x0 : 0", lambda F, g, x, y: F._backward_relu(g, y), ()),
     "sigmoid": (_sigmoid, "1 / (1 + exp(-x0))",
                 lambda F, g, x, y: F.elemwise_mul(g, F.elemwise_mul(y, F._rminus_scalar(y, scalar=1.0))), ()),
     "softsign": (_softsign, "x0 / (1 + abs(x0))",
@@ -360,8 +360,10 @@ for _key, (_fn, _cexpr, _rule) in BINARY.items():
 
 
 def _backward_relu(xp, a, lhs, rhs, out=None):
-    """ograd * (output > 0): relu's gradient from its output, one kernel."""
-    return (xp.multiply(lhs, rhs > 0, out=None if out is None else out[0]),)
+    """ograd * relu'(rhs), rhs being relu's output: heaviside(rhs, 0) is 1 above zero, 0 at or
+    below it and NaN for NaN, which is MXNet's relu_grad (a NaN input gives a NaN gradient)."""
+    step = xp.heaviside(rhs, rhs.dtype.type(0)) if rhs.dtype.kind == "f" else rhs > 0
+    return (xp.multiply(lhs, step, out=None if out is None else out[0]),)
 
 
 def _backward_relu_gradient(F, a, inputs, outputs, ograds):
@@ -371,8 +373,9 @@ def _backward_relu_gradient(F, a, inputs, outputs, ograds):
 
 add_op(OpDef("_backward_relu", inputs=("lhs", "rhs"), forward=_backward_relu, infer_shape=same_shape,
              gradient=_backward_relu_gradient, elementwise=True, inplace=((0, 0), (1, 0)), writes_out=True,
-             cexpr="x1 > 0 ? x0 : x0 * 0", public=False,
-             doc="relu's gradient: lhs (the head gradient) where rhs (relu's output) > 0, else 0."))
+             cexpr="x1 > 0 ? x0 : (x1 != x1 ? x1 : x0 * 0)", public=False,
+             doc="relu's gradient: lhs (the head gradient) where rhs (relu's output) > 0, NaN where it "
+                 "is NaN, else 0."))
 
 # MXNet's hints for the same-shape ops (`x + y` on Symbols is named `_plus0`)
 for _key, _hint in (("elemwise_add", "_plus"), ("elemwise_sub", "_minus"), ("elemwise_mul", "_mul"),

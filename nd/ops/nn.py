@@ -377,7 +377,8 @@ def _fc_weight_grad_gradient(F, a, inputs, outputs, ograds):
 
 
 def _act_relu(xp, x, out=None):
-    return xp.maximum(x, x.dtype.type(0), out=out)
+    """Activation's relu maps NaN to 0 (MXNet's `a > 0 ? a : 0`), unlike nd.relu, which keeps it."""
+    return xp.fmax(x, x.dtype.type(0), out=out)
 
 
 def _act_sigmoid(xp, x, out=None):
