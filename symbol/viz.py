@@ -7,6 +7,7 @@ can be saved, and rendered when Graphviz's `dot` program exists.
 from __future__ import annotations
 
 import json
+import functools
 import os
 import re
 import shutil
@@ -240,4 +241,25 @@ def _new_digraph(title: str, save_format: str) -> Any:
         from graphviz import Digraph  # noqa: PLC0415 - optional dependency
     except ImportError:
         return Dot(title, format=save_format)
-    return Digraph(name=title, format=save_format)
+    return _atomic_digraph_class(Digraph)(name=title, format=save_format)
+
+
+@functools.cache
+def _atomic_digraph_class(base: type) -> type:
+    """graphviz.Digraph whose DOT file (from save() and render()) is written to a temporary
+    name and renamed into place, like every file hybridgraph writes: graphviz writes in place,
+    so a crash mid-write would leave a torn file."""
+
+    class AtomicDigraph(base):
+        def save(self, filename: str | None = None, directory: str | None = None, **_: Any) -> str:
+            if filename is not None:
+                self.filename = filename
+            if directory is not None:
+                self.directory = directory
+            path = self.filepath
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            atomic_write(path, self.source.encode(self.encoding or "utf-8"))
+            return path
+
+    AtomicDigraph.__name__ = AtomicDigraph.__qualname__ = "Digraph"
+    return AtomicDigraph
