@@ -37,7 +37,7 @@ from hybridgraph.nd.dispatch import run_eager
 from hybridgraph.nd.ndarray import NDArray
 from hybridgraph.nd.writes import Watch, note_write
 from hybridgraph.symbol.graph import IndexedGraph
-from hybridgraph.symbol.infer import creation_shapes, is_open_creation
+from hybridgraph.symbol.infer import creation_shapes, is_open_creation, resolved_creation_attrs
 from hybridgraph.symbol.plan.compiled import CompiledGraph, compile_graph
 
 from .replay import replay_gradients
@@ -286,7 +286,7 @@ class CachedGraph:
         hit = self._open_attrs.get(key)
         if hit is None:
             shapes = creation_shapes(graph, known)
-            hit = {id(n): n.attrs.replace(n.op.schema, shape=shapes[id(n)])
+            hit = {id(n): resolved_creation_attrs(n, shapes[id(n)])
                    for n in graph.nodes if id(n) in shapes}
             self._open_attrs[key] = hit
         return hit

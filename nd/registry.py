@@ -125,6 +125,10 @@ class OpDef:
     #: shape_from_outputs(attrs, input shapes, output shapes) -> input shapes (None where nothing
     #: follows) that the outputs imply: MXNet's back-inference (SliceChannel, Concat, Convolution)
     shape_from_outputs: Rule | None = None
+    #: open_shape = (is_open(attrs) -> bool, resolve(attrs, shape) -> attrs) for an input-less op
+    #: whose attributes may leave its output shape to the rest of the graph (arange's
+    #: infer_range); ops with a `shape` attribute are open when it has an unknown (0) dim
+    open_shape: tuple | None = None
 
     def __post_init__(self, inputs, outputs, attrs, ignored_attrs) -> None:
         name = self.name

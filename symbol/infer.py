@@ -445,11 +445,21 @@ def infer_type(sym, *args: Any, **kwargs: Any) -> tuple:
 
 def is_open_creation(node: Node) -> bool:
     """An input-less operator (`_zeros`, `_ones`, `_full`) whose `shape` attribute has a 0
-    (unknown) dim that only shape inference over the graph can fill in."""
+    (unknown) dim that only shape inference over the graph can fill in, or one whose
+    `OpDef.open_shape` says its attributes leave the shape open (`arange(infer_range=True)`)."""
     if node.op is None or node.inputs or node.attrs is None:
         return False
+    if node.op.open_shape is not None:
+        return node.op.open_shape[0](node.attrs)
     shape = node.attrs.get("shape")
     return isinstance(shape, tuple) and 0 in shape
+
+
+def resolved_creation_attrs(node: Node, shape: tuple):
+    """The attributes with which an open creation node produces the inferred `shape`."""
+    if node.op.open_shape is not None:
+        return node.op.open_shape[1](node.attrs, tuple(shape))
+    return node.attrs.replace(node.op.schema, shape=tuple(shape))
 
 
 def creation_shapes(graph: IndexedGraph, known: dict[int, tuple]) -> dict[int, tuple]:

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..attrs import Attr
 from ..backend import Context
+from ..errors import AttrError
 from ..registry import ZERO_GRAD, register, same_shape
 
 
@@ -75,15 +76,32 @@ _RANGE_ATTRS = {
     "stop": Attr("float", None, "End of interval."),
     "step": Attr("float", 1.0, "Spacing between values."),
     "repeat": Attr("int", 1, "The repeating time of all elements."),
-    "infer_range": Attr("bool", False, "Infer the stop value from output shape (unsupported)."),
+    "infer_range": Attr("bool", False, "When True, infer the stop position from the start, step, "
+                        "repeat, and output tensor size."),
     "ctx": _ctx_attr(), "dtype": _dtype_attr()}
 
 
+def _arange_shape(a):
+    """(length,), or an unknown length that the graph decides under infer_range (MXNet's)."""
+    return [], [(0,) if a.infer_range else (_arange_len(a),)]
+
+
+def _arange_resolved(a, shape: tuple):
+    """The attributes giving `shape[0]` values from `start` in `step`s: a stop half a step past
+    the last value (exact under ceil), infer_range spent."""
+    n = shape[0] // a.repeat
+    return a.replace(_arange.schema, stop=a.start + (n - 0.5) * a.step, infer_range=False)
+
+
 @register("_arange", inputs=(), attrs=dict(_RANGE_ATTRS), gradient=ZERO_GRAD,
-          infer_shape=lambda a: ([], [(_arange_len(a),)]),
-          infer_type=lambda a, *t: _dtype_out(a))
+          infer_shape=_arange_shape, infer_type=lambda a, *t: _dtype_out(a),
+          open_shape=(lambda a: a.infer_range, _arange_resolved))
 def _arange(xp, a):
     """Evenly spaced values in [start, stop) with each value repeated `repeat` times."""
+    if a.infer_range:
+        raise AttrError("operator _arange: infer_range=True takes the length from the graph "
+                        "(e.g. elemwise_add with an array of known shape); an eager call has no "
+                        "graph, so give stop instead")
     start, stop = (0.0, a.start) if a.stop is None else (a.start, a.stop)
     n = _arange_len(a) // a.repeat
     dt = np.dtype(a.dtype or "float32")

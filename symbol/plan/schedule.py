@@ -26,7 +26,7 @@ from hybridgraph.nd.registry import OpDef, shape_known
 
 from ..gradient import build_backward
 from ..graph import Entry, IndexedGraph, Node, topo_sort
-from ..infer import graph_shapes, graph_types, is_open_creation
+from ..infer import graph_shapes, graph_types, is_open_creation, resolved_creation_attrs
 
 
 class Step(NamedTuple):
@@ -124,7 +124,7 @@ def _resolve_open_creation(steps: list[Step], nodes: list[Node], shapes: list) -
         if is_open_creation(node):
             s = shapes[st.outputs[0]]
             if s is not None and shape_known(s):
-                st = st._replace(attrs=st.attrs.replace(st.op.schema, shape=tuple(s)))
+                st = st._replace(attrs=resolved_creation_attrs(node, s))
         out.append(st)
     return out
 
