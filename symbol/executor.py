@@ -379,12 +379,11 @@ class Executor:
 
         def report(st: Step, env: dict) -> None:
             if monitor_all:   # MXNet: a variable input is reported under its own name first
-                for name, eid in zip(st.op.input_names(st.attrs), st.inputs):
+                for name, eid in zip(st.op.monitor_input_names(st.attrs), st.inputs):
                     if eid in variables:
                         callback(variables[eid], NDArray._wrap(env[eid], ctx))
                     callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
-            nvis = st.op.num_visible_outputs(st.attrs)
-            for name, eid in list(zip(st.op.output_names(st.attrs), st.outputs))[:nvis]:
+            for name, eid in zip(st.op.output_names(st.attrs), st.outputs):   # hidden ones too (LRN's tmp_norm)
                 callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
         return report
 
