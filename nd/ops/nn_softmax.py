@@ -93,8 +93,7 @@ def _softmax_shape(op: str):
 def _softmax_type(a, dt, lt=None):
     if dt is None:
         return None
-    if lt is not None and np.dtype(lt).kind not in "iu":
-        raise DTypeError(f"operator softmax: input 'length' must have an integer dtype, got {lt}")
+    # a float `length` passes type inference and fails when the kernel runs, as in MXNet 1.9.1
     ins = [dt] + ([lt] if a.use_length else [])
     return ins, [np.dtype(a.dtype) if a.dtype else dt]
 
