@@ -129,6 +129,12 @@ class OpDef:
     #: whose attributes may leave its output shape to the rest of the graph (arange's
     #: infer_range); ops with a `shape` attribute are open when it has an unknown (0) dim
     open_shape: tuple | None = None
+    #: the names MXNet's executor monitor (`set_monitor_callback(..., monitor_all=True)`) gives
+    #: the inputs, reported as `<node>_<name>`; MXNet takes them from the op's FListInputNames,
+    #: not from its documented arguments. None: `input_names()`; a string: that prefix numbered
+    #: ("input" -> input0, input1: ops without FListInputNames; "arg" -> arg0: variadic ones);
+    #: a sequence of names, or attrs -> names
+    monitor_inputs: str | Sequence[str] | Callable[[Attrs], Sequence[str]] | None = None
 
     def __post_init__(self, inputs, outputs, attrs, ignored_attrs) -> None:
         name = self.name
@@ -169,6 +175,15 @@ class OpDef:
 
     def output_names(self, a: Attrs) -> tuple:
         return tuple(self._outputs(a))
+
+    def monitor_input_names(self, a: Attrs) -> tuple:
+        """The input names MXNet's executor monitor reports (see `monitor_inputs`)."""
+        m = self.monitor_inputs
+        if m is None:
+            return self.input_names(a)
+        if isinstance(m, str):
+            return tuple(f"{m}{i}" for i in range(len(self.input_names(a))))
+        return tuple(m(a)) if callable(m) else tuple(m)
 
     def num_outputs(self, a: Attrs) -> int:
         return len(self._outputs(a))

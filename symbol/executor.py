@@ -377,14 +377,15 @@ class Executor:
 
         variables = {eid: node.name for eid, node in zip(plan.sched.inputs, self._program.inputs)}
 
-        def report(st: Step, env: dict) -> None:
-            if monitor_all:   # MXNet: a variable input is reported under its own name first
-                for name, eid in zip(st.op.input_names(st.attrs), st.inputs):
-                    if eid in variables:
-                        callback(variables[eid], NDArray._wrap(env[eid], ctx))
-                    callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
-            nvis = st.op.num_visible_outputs(st.attrs)
-            for name, eid in list(zip(st.op.output_names(st.attrs), st.outputs))[:nvis]:
+        def report(st: Step, env: dict, done: bool) -> None:
+            if not done:
+                if monitor_all:   # MXNet: a variable input is reported under its own name first
+                    for name, eid in zip(st.op.monitor_input_names(st.attrs), st.inputs):
+                        if eid in variables:
+                            callback(variables[eid], NDArray._wrap(env[eid], ctx))
+                        callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
+                return
+            for name, eid in zip(st.op.output_names(st.attrs), st.outputs):   # hidden ones too (LRN's tmp_norm)
                 callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
         return report
 

@@ -155,7 +155,9 @@ def _register(op: str, mp: bool, multi: bool):
     what = "multi-precision " if mp else ""
     doc = (f"AdamW {what}update{' of several weights' if multi else ''} (MXNet's contrib adamw; see "
            "hybridgraph.nd.ops.adamw): skipped when rescale_grad is 0, inf or nan.")
-    register(op, inputs=inputs, outputs=outputs, attrs=attrs, mutate_inputs=mutate, fluent=False, writes_out=True,
+    register(op,
+             monitor_inputs="input",
+             inputs=inputs, outputs=outputs, attrs=attrs, mutate_inputs=mutate, fluent=False, writes_out=True,
              infer_shape=shape, infer_type=dtype, doc=doc)(forward)
 
 

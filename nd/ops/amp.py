@@ -21,7 +21,7 @@ def _amp_type(a, data):
     return [data], [np.dtype(a.dtype) if np.dtype(data) in _AMP_FLOATS else np.dtype(data)]
 
 
-@register("amp_cast", infer_shape=same_shape, infer_type=_amp_type,
+@register("amp_cast", monitor_inputs="input", infer_shape=same_shape, infer_type=_amp_type,
           attrs={"dtype": Attr(_cast_dtype, doc="Output data type.", choices=_CAST_TYPES)})
 def amp_cast(xp, a, x):
     """Cast float16/float32 data to `dtype`; data of any other dtype is returned as it is."""

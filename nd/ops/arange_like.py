@@ -30,7 +30,7 @@ def _shape(a, data):
     return [data], [tuple(data) if axis is None else (data[axis],)]
 
 
-@register("_contrib_arange_like", inputs=("data",), gradient=ZERO_GRAD, infer_shape=_shape,
+@register("_contrib_arange_like", monitor_inputs="input", inputs=("data",), gradient=ZERO_GRAD, infer_shape=_shape,
           attrs={"start": Attr("float", 0.0, "Start of interval. The interval includes this value."),
                  "step": Attr("float", 1.0, "Spacing between values."),
                  "repeat": Attr("int", 1, "The repeating time of all elements."),

@@ -162,7 +162,8 @@ def _convert(out, a) -> None:
         c[..., i] = np.where(go, v, c[..., i])
 
 
-@register("_contrib_box_nms", aliases=("_contrib_box_non_maximum_suppression",), inputs=("data",),
+@register("_contrib_box_nms",
+          monitor_inputs="input", aliases=("_contrib_box_non_maximum_suppression",), inputs=("data",),
           outputs=("output0", "output1"), num_visible_outputs=1, attrs=NMS_ATTRS,
           infer_shape=_nms_shape, infer_type=real_types("_contrib_box_nms", 2))
 def _contrib_box_nms(xp, a, data):
@@ -260,7 +261,7 @@ def _match_shape(a, shape):
     return [tuple(shape)], [tuple(shape[:-1]), tuple(shape[:-2]) + (shape[-1],)]
 
 
-@register("_contrib_bipartite_matching", inputs=("data",), outputs=("output0", "output1"),
+@register("_contrib_bipartite_matching", monitor_inputs="input", inputs=("data",), outputs=("output0", "output1"),
           attrs={"is_ascend": Attr("bool", False, "Use ascend order for scores instead of descending. "
                                    "Please set threshold accordingly."),
                  "threshold": Attr("float", doc="Ignore matching when score < thresh, if is_ascend=false, "

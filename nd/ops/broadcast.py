@@ -39,7 +39,8 @@ def _broadcast_to_shape(a, data):
     return [data], [out]
 
 
-@register("broadcast_to", attrs={"shape": Attr("shape", (), "The shape of the desired array; a 0 keeps "
+@register("broadcast_to",
+          monitor_inputs="input", attrs={"shape": Attr("shape", (), "The shape of the desired array; a 0 keeps "
                                                "the input's size on that axis.")},
           infer_shape=_broadcast_to_shape)
 def broadcast_to(xp, a, x):
@@ -69,7 +70,7 @@ def _broadcast_axis_shape(a, data):
     return [data], [tuple(out)]
 
 
-@register("broadcast_axis", aliases=("broadcast_axes",),
+@register("broadcast_axis", monitor_inputs="input", aliases=("broadcast_axes",),
           attrs={"axis": Attr("shape", (), "The axes to perform the broadcasting."),
                  "size": Attr("shape", (), "Target sizes of the broadcasting axes.")},
           infer_shape=_broadcast_axis_shape)

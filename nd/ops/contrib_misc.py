@@ -69,7 +69,8 @@ def _multi_inputs(a) -> tuple[str, ...]:
     return tuple(f"data{i}" for i in range(a.num_arrays if a.num_arrays is not None else 1))
 
 
-@register("multi_all_finite", inputs=_multi_inputs, key_var_num_args="num_arrays", gradient=ZERO_GRAD,
+@register("multi_all_finite",
+          monitor_inputs="array_", inputs=_multi_inputs, key_var_num_args="num_arrays", gradient=ZERO_GRAD,
           attrs={"num_arrays": Attr("int", 1, "Number of arrays."), "init_output": _INIT_OUTPUT},
           infer_shape=_finite_out, infer_type=_finite_type)
 def multi_all_finite(xp, a, *arrays):
@@ -202,13 +203,13 @@ def khatri_rao(xp, a, *mats):
 # straight-through estimators and the gradient multiplier (contrib/stes_op*, gradient_multiplier_op*)
 
 
-@register("_contrib_round_ste", hint="round_ste", infer_shape=same_shape)
+@register("_contrib_round_ste", monitor_inputs="input", hint="round_ste", infer_shape=same_shape)
 def round_ste(xp, a, x):
     """round() (half away from zero, as MXNet) forward; the gradient passes straight through."""
     return (_round(xp, x),)
 
 
-@register("_contrib_sign_ste", hint="sign_ste", infer_shape=same_shape)
+@register("_contrib_sign_ste", monitor_inputs="input", hint="sign_ste", infer_shape=same_shape)
 def sign_ste(xp, a, x):
     """sign() forward; the gradient passes straight through (1 instead of sign's 0)."""
     return (xp.sign(x),)
@@ -224,7 +225,7 @@ def _(F, a, inputs, outputs, ograds):
     return [ograds[0]]
 
 
-@register("_contrib_gradientmultiplier", hint="gradientmultiplier", infer_shape=same_shape,
+@register("_contrib_gradientmultiplier", monitor_inputs="input", hint="gradientmultiplier", infer_shape=same_shape,
           attrs={"scalar": Attr("float", 1.0, "lambda multiplier"),
                  "is_int": Attr("bool", True, "Indicate whether scalar input is int type")})
 def gradientmultiplier(xp, a, x):

@@ -203,7 +203,7 @@ def _unary_forward(fn):
 
 
 for _name, (_fn, _cexpr, _rule, _aliases) in UNARY.items():
-    add_op(OpDef(_name, aliases=_aliases, inputs=("data",), forward=_unary_forward(_fn),
+    add_op(OpDef(_name, monitor_inputs="input", aliases=_aliases, inputs=("data",), forward=_unary_forward(_fn),
                  infer_shape=same_shape, gradient=_unary_gradient(_rule), elementwise=True,
                  inplace=((0, 0),), writes_out=True, cexpr=_cexpr,
                  doc=f"Computes {_name} elementwise."))
@@ -462,7 +462,7 @@ def _scalar_cexpr(expr: str, reverse: bool) -> str:
 
 for _name, (_key, _rev, _aliases) in SCALAR_OPS.items():
     _fn, _cexpr, _ = BINARY[_key]
-    add_op(OpDef(_name, aliases=_aliases, inputs=("data",), forward=_scalar_forward(_fn, _rev),
+    add_op(OpDef(_name, monitor_inputs="input", aliases=_aliases, inputs=("data",), forward=_scalar_forward(_fn, _rev),
                  attrs={"scalar": Attr("float", 1.0, "Scalar input value.", fmt=str),
                         "is_int": Attr("bool", True, "Whether the scalar is an integer (numpy front end).")},
                  infer_shape=same_shape, gradient=_scalar_gradient(SCALAR_RULES.get(_name)),

@@ -305,7 +305,8 @@ def _resize_shape(a: Attrs, shp):
     return [tuple(shp)], [(*shp[:-3], oh, ow, shp[-1])]
 
 
-@register("_image_resize", aliases=("_npx__image_resize",), attrs=dict(RESIZE_ATTRS), infer_shape=_resize_shape,
+@register("_image_resize",
+          monitor_inputs="input", aliases=("_npx__image_resize",), attrs=dict(RESIZE_ATTRS), infer_shape=_resize_shape,
           gradient=ZERO_GRAD, hint="resize")
 def image_resize(xp, a: Attrs, data):
     """Resize an (H, W, C) or (N, H, W, C) image to `size` with OpenCV's interpolation."""
@@ -342,7 +343,8 @@ def _crop_shape(a: Attrs, shp):
     return [tuple(shp)], [(*shp[:-3], a.height, a.width, shp[-1])]
 
 
-@register("_image_crop", aliases=("_npx__image_crop",), attrs=dict(CROP_ATTRS), infer_shape=_crop_shape,
+@register("_image_crop",
+          monitor_inputs="input", aliases=("_npx__image_crop",), attrs=dict(CROP_ATTRS), infer_shape=_crop_shape,
           hint="crop")
 def image_crop(xp, a: Attrs, data):
     """The (height, width) window at (y, x) of an (H, W, C) or (N, H, W, C) image."""
@@ -396,7 +398,8 @@ def _aug_op(name: str, attrs: dict | None = None, is_random: bool = False):
             _check_hwc(name, data.shape)
             return (fn(xp, a, data),)
         kernel.__doc__ = fn.__doc__
-        return register(name, aliases=(f"_npx_{name}",), attrs=attrs, infer_shape=_image_shape(name),
+        return register(name,
+                        monitor_inputs="input", aliases=(f"_npx_{name}",), attrs=attrs, infer_shape=_image_shape(name),
                         gradient=_copy_grad, is_random=is_random, inplace=((0, 0),),
                         hint=name.replace("_image_", ""))(kernel)
     return wrap

@@ -137,13 +137,13 @@ def _eye(xp, a):
     return (xp.eye(a.N, a.M or a.N, a.k, dtype=a.dtype or "float32"),)
 
 
-@register("zeros_like", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="0")
+@register("zeros_like", monitor_inputs="input", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="0")
 def zeros_like(xp, a, x):
     """An array of zeros with the shape and dtype of the input."""
     return (xp.zeros_like(x),)
 
 
-@register("ones_like", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="1")
+@register("ones_like", monitor_inputs="input", gradient=ZERO_GRAD, infer_shape=same_shape, elementwise=True, cexpr="1")
 def ones_like(xp, a, x):
     """An array of ones with the shape and dtype of the input."""
     return (xp.ones_like(x),)

@@ -238,7 +238,7 @@ def _reshape_is_identity(a, is_train, shape) -> bool:
     return shape_known(shape) and _reshape_out(a, tuple(shape)) == tuple(shape)
 
 
-@register("Reshape", aliases=("reshape",), inplace=((0, 0),), infer_shape=_reshape_shape,
+@register("Reshape", monitor_inputs="input", aliases=("reshape",), inplace=((0, 0),), infer_shape=_reshape_shape,
           gradient=_reshape_grad, self_compose=_reshape_compose, identity_when=_reshape_is_identity,
           attrs={"shape": Attr("shape", (), "The target shape, with MXNet's special codes "
                                             "0, -1, -2, -3, -4."),
@@ -311,7 +311,7 @@ def _flatten_shape(a, data):
     return [data], [(data[0], _prod(data[1:]))]
 
 
-@register("Flatten", aliases=("flatten",), inplace=((0, 0),), infer_shape=_flatten_shape,
+@register("Flatten", monitor_inputs="input", aliases=("flatten",), inplace=((0, 0),), infer_shape=_flatten_shape,
           gradient=_reshape_grad)
 def flatten(xp, a, x):
     """Collapse every axis but the first: (d0, d1, ..., dk) -> (d0, d1*...*dk)."""
@@ -357,7 +357,7 @@ def _transpose_is_identity(a, is_train, shape) -> bool:
     return shape is not None and len(shape) <= 1
 
 
-@register("transpose", infer_shape=_transpose_shape, self_compose=_transpose_compose,
+@register("transpose", monitor_inputs="input", infer_shape=_transpose_shape, self_compose=_transpose_compose,
           identity_when=_transpose_is_identity,
           attrs={"axes": Attr("shape", (), "Target axis order. By default the axes are reversed.")})
 def transpose(xp, a, x):
@@ -409,7 +409,8 @@ def _expand_dims_shape(a, data):
     return [data], [tuple(data[:ax]) + (1,) + tuple(data[ax:])]
 
 
-@register("expand_dims", inplace=((0, 0),), infer_shape=_expand_dims_shape, gradient=_reshape_grad,
+@register("expand_dims",
+          monitor_inputs="input", inplace=((0, 0),), infer_shape=_expand_dims_shape, gradient=_reshape_grad,
           attrs={"axis": Attr("int", doc="Position where the new axis is inserted, in [-ndim-1, ndim].")})
 def expand_dims(xp, a, x):
     """Insert a new axis of size 1."""

@@ -21,7 +21,7 @@ def _int64_out(a, data):
     return [data], [np.dtype(np.int64)]
 
 
-@register("shape_array", infer_type=_int64_out, gradient=ZERO_GRAD,
+@register("shape_array", monitor_inputs="input", infer_type=_int64_out, gradient=ZERO_GRAD,
           ignored_attrs=("lhs_begin", "lhs_end", "rhs_begin", "rhs_end"),
           infer_shape=lambda a, data: None if data is None else ([data], [(len(data),)]))
 def shape_array(xp, a, x):
@@ -29,7 +29,7 @@ def shape_array(xp, a, x):
     return (xp.asarray(x.shape, dtype=np.int64).reshape(x.ndim),)
 
 
-@register("size_array", infer_type=_int64_out, gradient=ZERO_GRAD,
+@register("size_array", monitor_inputs="input", infer_type=_int64_out, gradient=ZERO_GRAD,
           infer_shape=lambda a, data: ([data], [(1,)]))
 def size_array(xp, a, x):
     """The input's size as a 1-element int64 array."""
@@ -106,7 +106,7 @@ def _cast_array(x, dtype: str):
     return x.astype(dtype)
 
 
-@register("Cast", aliases=("cast",), infer_shape=same_shape,
+@register("Cast", monitor_inputs="input", aliases=("cast",), infer_shape=same_shape,
           infer_type=lambda a, data: ([data], [np.dtype(a.dtype)]),
           attrs={"dtype": Attr(_cast_dtype, doc="Output data type.", choices=_CAST_TYPES)})
 def cast(xp, a, x):
@@ -132,7 +132,7 @@ def _clip_bounds(a) -> tuple[float, float]:
     return float(np.float32(a.a_min)), float(np.float32(a.a_max))
 
 
-@register("clip", aliases=("_sparse_clip",), infer_shape=same_shape, elementwise=True,
+@register("clip", monitor_inputs="input", aliases=("_sparse_clip",), infer_shape=same_shape, elementwise=True,
           inplace=((0, 0),), writes_out=True, cexpr="x0 > a_max ? a_max : (x0 < a_min ? a_min : x0)",
           attrs={"a_min": Attr("float", doc="Minimum value."),
                  "a_max": Attr("float", doc="Maximum value.")})

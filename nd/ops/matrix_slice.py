@@ -48,7 +48,7 @@ _SLICE_ATTRS = {
 }
 
 
-@register("slice", aliases=("crop", "_sparse_slice"), attrs=dict(_SLICE_ATTRS),
+@register("slice", monitor_inputs="input", aliases=("crop", "_sparse_slice"), attrs=dict(_SLICE_ATTRS),
           infer_shape=lambda a, data: None if data is None else
           ([data], [_sliced_shape("slice", data, a.begin, a.end, a.step)]))
 def slice_op(xp, a, x):
@@ -89,7 +89,7 @@ def _(F, a, inputs, outputs, ograds):
             F.slice(g, begin=a.begin, end=a.end, step=a.step)]
 
 
-@register("_slice_assign_scalar", aliases=("_crop_assign_scalar",), infer_shape=same_shape,
+@register("_slice_assign_scalar", monitor_inputs="input", aliases=("_crop_assign_scalar",), infer_shape=same_shape,
           inplace=((0, 0),),
           attrs={"scalar": Attr("float", 0.0, "The scalar value for assignment."), **_SLICE_ATTRS})
 def slice_assign_scalar(xp, a, x):
@@ -132,7 +132,7 @@ _SLICE_AXIS_ATTRS = {
 }
 
 
-@register("slice_axis", attrs=dict(_SLICE_AXIS_ATTRS), infer_shape=_slice_axis_shape)
+@register("slice_axis", monitor_inputs="input", attrs=dict(_SLICE_AXIS_ATTRS), infer_shape=_slice_axis_shape)
 def slice_axis(xp, a, x):
     """x[..., begin:end, ...] along one axis."""
     axis, b, e = _slice_axis_range(a, x.shape)

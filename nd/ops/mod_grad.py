@@ -34,14 +34,14 @@ def _backward_mod(xp, a, ograd, lhs, rhs):
 _SCALAR = {"scalar": Attr("float", 1.0, "scalar input value")}
 
 
-@register("_backward_mod_scalar", inputs=("ograd", "data"), attrs=dict(_SCALAR),
+@register("_backward_mod_scalar", monitor_inputs=("lhs", "rhs"), inputs=("ograd", "data"), attrs=dict(_SCALAR),
           infer_shape=lambda a, g, x: None if g is None else ([g, g], [g]))
 def _backward_mod_scalar(xp, a, ograd, data):
     """d(x % s)/dx: g for floating types, 0 for integers."""
     return (ograd.copy() if _is_float(ograd) else xp.zeros_like(ograd),)
 
 
-@register("_backward_rmod_scalar", inputs=("ograd", "data"), attrs=dict(_SCALAR),
+@register("_backward_rmod_scalar", monitor_inputs=("lhs", "rhs"), inputs=("ograd", "data"), attrs=dict(_SCALAR),
           infer_shape=lambda a, g, x: None if g is None else ([g, g], [g]))
 def _backward_rmod_scalar(xp, a, ograd, data):
     """d(s % x)/dx: -g * floor(s / x) for floating types, 0 for integers."""

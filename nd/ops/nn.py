@@ -428,7 +428,8 @@ _ACT_CEXPR = {"relu": "x0 > 0 ? x0 : 0", "sigmoid": "1 / (1 + exp(-x0))", "tanh"
               "softrelu": "x0 > 20 ? x0 : log1p(exp(x0))", "softsign": "x0 / (1 + abs(x0))"}
 
 
-@register("Activation", infer_shape=same_shape, elementwise=True, cexpr=lambda a: _ACT_CEXPR[a.act_type],
+@register("Activation",
+          monitor_inputs="input", infer_shape=same_shape, elementwise=True, cexpr=lambda a: _ACT_CEXPR[a.act_type],
           inplace=((0, 0),), writes_out=True,
           attrs={"act_type": Attr("str", doc="Activation function to be applied.",
                                   choices=("relu", "sigmoid", "softrelu", "softsign", "tanh"))})
@@ -597,7 +598,7 @@ _prelu_reduce.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_expan
 # smooth_l1, hard_sigmoid, _contrib_div_sqrt_dim
 
 
-@register("smooth_l1", infer_shape=same_shape, elementwise=True,
+@register("smooth_l1", monitor_inputs="input", infer_shape=same_shape, elementwise=True,
           attrs={"scalar": Attr("float", 1.0, "scalar input (sigma)", fmt=str),
                  "is_int": Attr("bool", True, "Whether the scalar is an integer (numpy front end).")})
 def smooth_l1(xp, a, data):
@@ -618,7 +619,7 @@ def _smooth_l1_gradient(F, a, inputs, outputs, ograds):
     return [F.elemwise_mul(ograds[0], factor)]
 
 
-@register("hard_sigmoid", infer_shape=same_shape, elementwise=True,
+@register("hard_sigmoid", monitor_inputs="input", infer_shape=same_shape, elementwise=True,
           attrs={"alpha": Attr("float", 0.2, "Slope of hard sigmoid"),
                  "beta": Attr("float", 0.5, "Bias of hard sigmoid.")})
 def hard_sigmoid(xp, a, data):
@@ -633,7 +634,7 @@ def _hard_sigmoid_gradient(F, a, inputs, outputs, ograds):
     return [F.elemwise_mul(ograds[0], F._mul_scalar(inside, scalar=a.alpha))]
 
 
-@register("_contrib_div_sqrt_dim", infer_shape=same_shape, hint="div_sqrt_dim",
+@register("_contrib_div_sqrt_dim", monitor_inputs="input", infer_shape=same_shape, hint="div_sqrt_dim",
           gradient=lambda F, a, inputs, outputs, ograds: [F._contrib_div_sqrt_dim(ograds[0])])
 def _contrib_div_sqrt_dim(xp, a, data):
     """data / sqrt(size of the last axis)."""

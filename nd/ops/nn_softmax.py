@@ -93,8 +93,7 @@ def _softmax_shape(op: str):
 def _softmax_type(a, dt, lt=None):
     if dt is None:
         return None
-    if lt is not None and np.dtype(lt).kind not in "iu":
-        raise DTypeError(f"operator softmax: input 'length' must have an integer dtype, got {lt}")
+    # a float `length` passes type inference and fails when the kernel runs, as in MXNet 1.9.1
     ins = [dt] + ([lt] if a.use_length else [])
     return ins, [np.dtype(a.dtype) if a.dtype else dt]
 
@@ -178,7 +177,9 @@ def _register_softmax(name: str, negate: bool, log: bool, doc: str) -> None:
         return (softmax_kernel(xp, data, a.axis % data.ndim, a.temperature, negate=negate, log=log,
                                length=length, dtype=a.dtype),)
 
-    register(name, inputs=_softmax_inputs if with_length else ("data",), attrs=dict(_SOFTMAX_ATTRS),
+    register(name,
+             monitor_inputs="input" if name == "softmin" else None,
+             inputs=_softmax_inputs if with_length else ("data",), attrs=dict(_SOFTMAX_ATTRS),
              learnable=("length",) if with_length else (), infer_shape=_softmax_shape(name),
              infer_type=_softmax_type, gradient=_softmax_gradient(negate, log), doc=doc)(forward)
 
@@ -208,7 +209,7 @@ def _softmax_act_axis(a, ndim: int) -> int:
     return ndim - 1
 
 
-@register("SoftmaxActivation", infer_shape=same_shape,
+@register("SoftmaxActivation", monitor_inputs="input", infer_shape=same_shape,
           attrs={"mode": Attr("str", "instance", "Specifies how to compute the softmax: 'instance' "
                                                  "over the last axis, 'channel' over axis 1.",
                               choices=("channel", "instance"))})
@@ -432,7 +433,7 @@ def _backward_MakeLoss(xp, a, data):
     return (xp.full(data.shape, a.grad_scale / norm, dtype=data.dtype),)
 
 
-@register("make_loss", outputs=("loss",), infer_shape=same_shape, loss=True,
+@register("make_loss", monitor_inputs="input", outputs=("loss",), infer_shape=same_shape, loss=True,
           gradient=lambda F, a, inputs, outputs, ograds: [F.ones_like(outputs[0])])
 def make_loss(xp, a, data):
     """Identity forward; the gradient is ones, whatever the head gradient."""

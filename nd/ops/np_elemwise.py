@@ -114,7 +114,8 @@ def _mod_scalar_gradient(backward: str):
 
 for _np_name, _key in NP_BINARY.items():
     _fn, _cexpr, _rule = BINARY[_key]
-    add_op(OpDef("_npi_" + _np_name, inputs=("lhs", "rhs"),
+    add_op(OpDef("_npi_" + _np_name,
+                 monitor_inputs=("x1", "x2") if _np_name == "hypot" else None, inputs=("lhs", "rhs"),
                  forward=_binary_np_forward(_fn, true_divide=_np_name == "true_divide", name=_np_name),
                  infer_shape=np_broadcast_shape, infer_type=_np_binary_type(_np_name),
                  gradient=_mod_gradient if _key == "mod" else _binary_gradient(_key, _rule, True), hint=_np_name,
@@ -173,7 +174,7 @@ _SCALAR_ATTRS = {"scalar": Attr("float", 1.0, "Scalar input value.", fmt=str),
 
 for _np_name, (_key, _rev, _legacy) in NP_SCALAR.items():
     _td = _np_name.endswith("true_divide")
-    add_op(OpDef(f"_npi_{_np_name}_scalar", inputs=("data",), attrs=dict(_SCALAR_ATTRS),
+    add_op(OpDef(f"_npi_{_np_name}_scalar", monitor_inputs="input", inputs=("data",), attrs=dict(_SCALAR_ATTRS),
                  forward=_scalar_np_forward(BINARY[_key][0], _rev, _td, False),
                  infer_shape=same_shape, infer_type=_scalar_type(_td, False),
                  gradient=_mod_scalar_gradient(f"_backward_npi_{_np_name}_scalar") if _key == "mod" else
@@ -214,7 +215,8 @@ for _np_name, _key in NP_UNARY.items():
 
 for _name, _key in _NPX.items():
     _fn, _cexpr, _rule, _ = UNARY[_key]
-    add_op(OpDef(_name, inputs=("data",), forward=_unary_np_forward(lambda xp, x, _f=_fn: _f(xp, x)),
+    add_op(OpDef(_name,
+                 monitor_inputs="input", inputs=("data",), forward=_unary_np_forward(lambda xp, x, _f=_fn: _f(xp, x)),
                  infer_shape=same_shape, gradient=_unary_gradient(_rule), elementwise=True, cexpr=_cexpr,
                  hint=_key, doc=f"npx.{_key}, elementwise."))
 

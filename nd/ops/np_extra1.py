@@ -295,7 +295,7 @@ def _einsum_inputs(a) -> tuple:
     return tuple(f"data{i}" for i in range(a.num_args))
 
 
-@register("_npi_einsum", hint="einsum", attrs=dict(_EINSUM_ATTRS), inputs=_einsum_inputs,
+@register("_npi_einsum", monitor_inputs="arg", hint="einsum", attrs=dict(_EINSUM_ATTRS), inputs=_einsum_inputs,
           key_var_num_args="num_args", infer_shape=_einsum_shape, infer_type=_einsum_type)
 def _npi_einsum(xp, a, *ops):
     """numpy's einsum (Einstein summation) of num_args operands."""

@@ -166,12 +166,14 @@ def _scalar_gradient(name: str, reverse: bool):
 
 for _name in KERNELS:
     add_op(OpDef(f"_npi_{_name}", inputs=("lhs", "rhs"), forward=_tensor_forward(_name),
+                 monitor_inputs=("x1", "x2") if _name == "arctan2" else None,
                  infer_shape=np_broadcast_shape, infer_type=_tensor_type(_name),
                  gradient=_tensor_gradient(_name), hint=_name,
                  doc=f"numpy's {_name} with broadcasting; both inputs of one dtype (MXNet 1.9.1)."))
     for _rev in (False, True) if _name not in COMMUTATIVE else (False,):
         _op = f"_npi_{'r' if _rev else ''}{_name}_scalar"
         add_op(OpDef(_op, inputs=("data",), attrs=dict(_SCALAR_ATTRS), forward=_scalar_forward(_name, _rev),
+                     monitor_inputs="input",
                      infer_shape=same_shape, infer_type=_scalar_type(_name),
                      gradient=_scalar_gradient(_name, _rev), hint=_op[5:],
                      doc=f"numpy's {_name} of {'a scalar and an array' if _rev else 'an array and a scalar'}."))

@@ -128,7 +128,8 @@ def _arg_shape(a, data):
 
 
 for _name, _fn in (("_npi_argmax", np.argmax), ("_npi_argmin", np.argmin)):
-    add_op(OpDef(_name, attrs={"axis": Attr("int", None, "The axis (None: the flattened array)."),
+    add_op(OpDef(_name,
+                 monitor_inputs="input", attrs={"axis": Attr("int", None, "The axis (None: the flattened array)."),
                                "keepdims": _KEEP},
                  forward=_arg_forward(lambda x, _f=_fn.__name__, **kw: getattr(np, _f)(x, **kw)),
                  infer_shape=_arg_shape, infer_type=lambda a, x: None if x is None else ([x], [np.dtype(np.int64)]),
@@ -465,7 +466,7 @@ def _concatenate_grad(F, a, inputs, outputs, ograds):
     return _as_list(F._backward_Concat(ograds[0], *inputs, num_args=n, dim=a.axis), n)
 
 
-add_op(OpDef("_npi_concatenate", inputs=_arg_names, key_var_num_args="num_args",
+add_op(OpDef("_npi_concatenate", monitor_inputs="data", inputs=_arg_names, key_var_num_args="num_args",
              attrs={"num_args": Attr("int", doc="Number of inputs."),
                     "axis": Attr("int", 0, "The axis along which to join (None: flattened).", optional=True)},
              forward=_concatenate, infer_shape=_concatenate_shape, gradient=_concatenate_grad,

@@ -239,7 +239,7 @@ def _optimizer(name: str, inputs: tuple, attrs: dict, *, mutate: tuple = (), n_l
             out[0][...] = res
             return (out[0],)
         forward.__doc__ = fn.__doc__
-        return register(name, inputs=inputs, attrs=attrs, mutate_inputs=mutate, fluent=False,
+        return register(name, monitor_inputs="input", inputs=inputs, attrs=attrs, mutate_inputs=mutate, fluent=False,
                         writes_out=True, inplace=((0, 0),),
                         infer_shape=_same_shapes(name, inputs, scalars),
                         infer_type=_float_types(name, inputs, n_low, out_f32), doc=fn.__doc__, **kwargs)(forward)

@@ -82,7 +82,7 @@ def _topk_type(a, dtype):
     return [dtype], outs[a.ret_typ]
 
 
-@register("topk", inputs=("data",), outputs=_topk_names,
+@register("topk", monitor_inputs="input", inputs=("data",), outputs=_topk_names,
           num_visible_outputs=lambda a: 2 if a.ret_typ == "both" else 1,
           attrs={"axis": Attr("int", -1, "Axis along which to choose the top k; None flattens the input.",
                               optional=True),
@@ -129,7 +129,7 @@ def _sort_shape(a, data):
     return [data], [out, out]
 
 
-@register("sort", outputs=("output0", "output1"), num_visible_outputs=1,
+@register("sort", monitor_inputs="input", outputs=("output0", "output1"), num_visible_outputs=1,
           attrs={"axis": Attr("int", -1, "Axis along which to sort; None flattens the input.", optional=True),
                  "is_ascend": Attr("bool", True, "Sort in ascending (True) or descending order.")},
           infer_shape=_sort_shape,
@@ -154,7 +154,7 @@ def _argsort_shape(a, data):
     return [data], [(n,) if a.axis is None else tuple(data)]
 
 
-@register("argsort",
+@register("argsort", monitor_inputs="input",
           attrs={"axis": Attr("int", -1, "Axis along which to sort; None flattens the input.", optional=True),
                  "is_ascend": Attr("bool", True, "Sort in ascending (True) or descending order."),
                  "dtype": Attr("dtype", "float32", "DType of the output indices.", choices=_INDEX_DTYPES)},

@@ -205,7 +205,8 @@ def _register_random(dist: Dist) -> None:
         dist.validate(name + "_like", xp, values)
         return (dist.draw(xp, rng.generator(xp), list(values.values()), data.shape, data.dtype),)
 
-    register(name + "_like", inputs=("data",), attrs=dict(dist.params), infer_shape=_same_shape_io,
+    register(name + "_like",
+             monitor_inputs="input", inputs=("data",), attrs=dict(dist.params), infer_shape=_same_shape_io,
              gradient=ZERO_GRAD, is_random=True, fluent=False,
              doc=dist.doc + " The output has the shape and dtype of `data`.")(forward_like)
 
@@ -322,7 +323,8 @@ def _inverse_cdf(xp, rows, u):
     return xp.clip(pos - xp.arange(nrows)[:, None] * k, 0, k - 1)
 
 
-@register("_sample_multinomial", inputs=("data",), aliases=("sample_multinomial",), is_random=True,
+@register("_sample_multinomial",
+          monitor_inputs="input", inputs=("data",), aliases=("sample_multinomial",), is_random=True,
           outputs=_multinomial_outputs, fluent=False,
           attrs={"shape": _shape_attr(()),
                  "get_prob": Attr("bool", False, "Whether to also return the log probability of sampled "
@@ -380,7 +382,7 @@ def _backward_sample_multinomial(xp, a, ograd, data, sample):
 
 # -- shuffle ---------------------------------------------------------------------------------
 
-@register("_shuffle", inputs=("data",), aliases=("shuffle",), is_random=True, fluent=False,
+@register("_shuffle", monitor_inputs="input", inputs=("data",), aliases=("shuffle",), is_random=True, fluent=False,
           infer_shape=_same_shape_io)
 def _shuffle(xp, a, data):
     """Shuffle the array along its first axis (rows move, each row is unchanged);

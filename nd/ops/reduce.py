@@ -263,7 +263,7 @@ def _reduce_gradient(rule):
 
 
 for _name, (_kernel, _rule, _aliases, _what) in REDUCTIONS.items():
-    add_op(OpDef(_name, aliases=_aliases, inputs=("data",), attrs=_reduce_attrs(),
+    add_op(OpDef(_name, monitor_inputs="input", aliases=_aliases, inputs=("data",), attrs=_reduce_attrs(),
                  forward=_reduce_forward(_name, _kernel), infer_shape=_reduce_shape_rule(_name),
                  gradient=_reduce_gradient(_rule),
                  doc=f"Computes {_what} of array elements over given axes."))
@@ -341,7 +341,7 @@ def _norm_compute_dtype(x) -> np.dtype:
         x.dtype if x.dtype.kind == "f" else np.dtype(np.float64))
 
 
-@register("norm", attrs={
+@register("norm", monitor_inputs="input", attrs={
     "ord": Attr("int", 2, "Order of the norm; ord=1 and ord=2 are supported.", choices=(1, 2)),
     "axis": Attr("shape", None, _AXES_DOC + " Two axes give the (Frobenius / entrywise) matrix norm."),
     "out_dtype": Attr("dtype", None, "The data type of the output (default: the input's).",
@@ -415,7 +415,7 @@ _ARG_ATTRS = {"axis": Attr("int", None, "The axis along which to reduce; None fl
               "keepdims": Attr("bool", False, "If True, the reduced axis is left as a dimension of size one.")}
 
 for _name, _fn in (("argmax", "argmax"), ("argmin", "argmin")):
-    add_op(OpDef(_name, attrs=dict(_ARG_ATTRS), forward=_arg_forward(_name, _fn),
+    add_op(OpDef(_name, monitor_inputs="input", attrs=dict(_ARG_ATTRS), forward=_arg_forward(_name, _fn),
                  infer_shape=_arg_shape(_name), gradient=ZERO_GRAD,
                  doc=f"Indices of the {_name[3:]}imum values along an axis, in the input's dtype "
                      "(the first one on ties; NaN counts as the extremum)."))
@@ -428,7 +428,7 @@ def _argmax_channel_shape(a, data):
     return [data], [reduced_shape(data, (1,), False)]
 
 
-@register("argmax_channel", infer_shape=_argmax_channel_shape)
+@register("argmax_channel", monitor_inputs="input", infer_shape=_argmax_channel_shape)
 def argmax_channel(xp, a, x):
     """Indices of the maxima along axis 1 (the channel axis), in the input's dtype."""
     _check_axis("argmax_channel", 1, x.ndim)

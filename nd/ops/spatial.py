@@ -378,7 +378,8 @@ def adaptive_matrix(n_in: int, n_out: int) -> np.ndarray:
     return inside / (end - start)[:, None].astype(np.float64)
 
 
-@register("_contrib_AdaptiveAvgPooling2D", attrs=dict(ADAPTIVE_ATTRS), infer_shape=_adaptive_shape,
+@register("_contrib_AdaptiveAvgPooling2D",
+          monitor_inputs="input", attrs=dict(ADAPTIVE_ATTRS), infer_shape=_adaptive_shape,
           infer_type=same_type, hint="adaptiveavgpooling2d")
 def AdaptiveAvgPooling2D(xp, a: Attrs, data):
     """Average pooling of NCHW data into a fixed output size (bins as PyTorch/MXNet)."""

@@ -250,7 +250,7 @@ class Plan:
                 ) -> tuple[list, Saved | None]:
         """Run the forward on backend arrays (in the schedule's input order).
 
-        `monitor(step, env)` (optional) is called after every step; it makes the
+        `monitor(step, env, done)` (optional) is called before (done False) and after every step; it makes the
         call run step by step.
         """
         if self.fwd is None or monitor is not None or profiling.ACTIVE:  # the profiler times each step
@@ -356,6 +356,8 @@ class Plan:
         dead = self._dead
         for k, st in steps:
             args = [env[i] for i in st.inputs]
+            if monitor is not None:   # inputs before the kernel runs (MXNet's order; it may fail or mutate them)
+                monitor(st, env, False)
             t0 = profiling.ACTIVE and time.perf_counter_ns()
             try:
                 res = run_kernel(st.op, st.attrs, args, xp, is_train)
@@ -371,7 +373,7 @@ class Plan:
             if observe is not None:
                 observe(st, args, res)
             if monitor is not None:
-                monitor(st, env)
+                monitor(st, env, True)
             for e in dead.get(k, ()):
                 env.pop(e, None)
 
