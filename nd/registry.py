@@ -348,11 +348,17 @@ def same_shape(a: Attrs, *shapes):
 
 
 def broadcast_shape(a: Attrs, lhs, rhs):
-    """numpy broadcasting of two shapes; None when either is unknown."""
+    """numpy broadcasting of two shapes; None when either is unknown. A dim unknown (0) in
+    either input is unknown in the output, the known dims are checked and broadcast (MXNet's
+    BinaryBroadcastShape: `(0, 1) + (2, 3)` gives `(0, 3)`; nothing flows back to the inputs)."""
     if lhs is None or rhs is None:
         return None
     if not (shape_known(lhs) and shape_known(rhs)):
-        return None
+        n = max(len(lhs), len(rhs))
+        l2 = (1,) * (n - len(lhs)) + tuple(lhs)
+        r2 = (1,) * (n - len(rhs)) + tuple(rhs)
+        dims = broadcast_dims(tuple(d or 1 for d in l2), tuple(d or 1 for d in r2))
+        return [lhs, rhs], [tuple(0 if x == 0 or y == 0 else d for x, y, d in zip(l2, r2, dims))]
     return [lhs, rhs], [broadcast_dims(lhs, rhs)]
 
 

@@ -248,9 +248,11 @@ MAX_ELEMENTS = 1 << 48
 
 
 def _as_shape(s: Any) -> tuple | None:
+    """A rule's shape as a tuple of ints; a negative dim (MXNet's -1, e.g. a creation op's
+    `shape=(2, -1)`) is an unknown dim, written 0 in the table like every unknown dim."""
     if s is None:
         return None
-    shape = tuple(int(d) for d in s)
+    shape = tuple(max(int(d), 0) for d in s)
     if len(shape) > MAX_RANK:
         raise ShapeError(f"a shape of {len(shape)} dimensions; at most {MAX_RANK} are supported")
     size = 1
@@ -276,9 +278,10 @@ def graph_types(graph: IndexedGraph, known: dict[int, np.dtype]) -> list:
 # -- MXNet's Symbol.infer_shape / infer_type ---------------------------------------------
 
 def _parse_shape_attr(text: str) -> tuple | None:
-    """A variable's `__shape__` string; `()` is MXNet 1.x's "unknown"."""
+    """A variable's `__shape__` string; `()` is MXNet 1.x's "unknown", a 0 or -1 dim
+    (`var(shape=(-1, 20))`, in either shape mode) an unknown dim."""
     try:
-        shape = tuple(int(d) for d in parse_shape(text))   # also Python 2's `8L`
+        shape = tuple(0 if int(d) == -1 else int(d) for d in parse_shape(text))   # also Python 2's `8L`
     except (ValueError, TypeError):
         raise ShapeError(f"cannot parse the __shape__ attribute {text!r}; expected a tuple "
                          "such as '(2, 3)'") from None
@@ -445,14 +448,14 @@ def infer_type(sym, *args: Any, **kwargs: Any) -> tuple:
 
 def is_open_creation(node: Node) -> bool:
     """An input-less operator (`_zeros`, `_ones`, `_full`) whose `shape` attribute has a 0
-    (unknown) dim that only shape inference over the graph can fill in, or one whose
+    or -1 (unknown) dim that only shape inference over the graph can fill in, or one whose
     `OpDef.open_shape` says its attributes leave the shape open (`arange(infer_range=True)`)."""
     if node.op is None or node.inputs or node.attrs is None:
         return False
     if node.op.open_shape is not None:
         return node.op.open_shape[0](node.attrs)
     shape = node.attrs.get("shape")
-    return isinstance(shape, tuple) and 0 in shape
+    return isinstance(shape, tuple) and any(d <= 0 for d in shape)
 
 
 def resolved_creation_attrs(node: Node, shape: tuple):

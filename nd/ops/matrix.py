@@ -217,6 +217,14 @@ def _reshape_shape(a, dshape):
     return [_fill_one_unknown(dshape, oshape)], [oshape]
 
 
+def _reshape_from_output(a, ins, outs):
+    """A known output (fixed downstream, e.g. by elemwise_add with a known array) fills the
+    input's single unknown dim (MXNet's ReverseReshapeInferShape)."""
+    if ins[0] is None or outs[0] is None:
+        return None
+    return [_fill_one_unknown(tuple(ins[0]), tuple(outs[0]))]
+
+
 def _reshape_grad(F, a, inputs, outputs, ograds):
     return [F.reshape_like(ograds[0], inputs[0])]
 
@@ -257,6 +265,9 @@ def reshape(xp, a, x):
         raise ShapeError(f"Reshape: cannot reshape an input of shape {x.shape} (size {x.size}) with "
                          f"shape={a.shape or a.target_shape}: the target {oshape} has size {_prod(oshape)}")
     return (_copy(x.reshape(oshape)),)
+
+
+reshape.shape_from_outputs = _reshape_from_output
 
 
 def _range(op: str, side: str, ndim: int, begin, end) -> tuple[int, int]:
@@ -341,6 +352,18 @@ def _transpose_shape(a, data):
     return None if data is None else _permuted_shape(_transpose_axes(a, len(data)), data)
 
 
+def _transpose_from_output(a, ins, outs):
+    """The input's dims are the output's, permuted back: in[axes[i]] = out[i]."""
+    out = outs[0]
+    if out is None:
+        return None
+    perm = _transpose_axes(a, len(out))
+    data = [0] * len(out)
+    for i, p in enumerate(perm):
+        data[p] = out[i]
+    return [tuple(data)]
+
+
 def _transpose_compose(inner, outer, shape):
     """transpose(transpose(x, p1), p2) = transpose(x, p1[p2]) (simplify pass); two default
     (reversing) transposes cancel whatever the rank."""
@@ -363,6 +386,9 @@ def _transpose_is_identity(a, is_train, shape) -> bool:
 def transpose(xp, a, x):
     """Permute the axes of the input."""
     return (xp.ascontiguousarray(xp.transpose(x, _transpose_axes(a, x.ndim))),)
+
+
+transpose.shape_from_outputs = _transpose_from_output
 
 
 @transpose.def_gradient
