@@ -55,6 +55,9 @@ class OpDef:
     arguments: Sequence[str] = ()
     #: the input names that are auxiliary states (BatchNorm's moving_mean, moving_var)
     aux: Sequence[str] = ()
+    #: False where MXNet registers no FListInputNames for the op (Activation): monitors and
+    #: op hooks then name its inputs `input0`, `input1`, ... instead of by slot
+    named_inputs: bool = True
     #: output names, or attrs -> names
     outputs: dataclasses.InitVar[Sequence[str] | Callable[[Attrs], Sequence[str]]] = ("output",)
     #: how many outputs a call returns (the rest are hidden, like Dropout's mask): a number,

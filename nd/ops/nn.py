@@ -428,7 +428,7 @@ _ACT_CEXPR = {"relu": "x0 > 0 ? x0 : 0", "sigmoid": "1 / (1 + exp(-x0))", "tanh"
 
 
 @register("Activation", infer_shape=same_shape, elementwise=True, cexpr=lambda a: _ACT_CEXPR[a.act_type],
-          inplace=((0, 0),), writes_out=True,
+          inplace=((0, 0),), writes_out=True, named_inputs=False,
           attrs={"act_type": Attr("str", doc="Activation function to be applied.",
                                   choices=("relu", "sigmoid", "softrelu", "softsign", "tanh"))})
 def Activation(xp, a, data, out=None):
