@@ -110,11 +110,15 @@ def _mutated_inputs(graph: IndexedGraph, names: list[str]) -> list[int]:
 class CachedGraph:
     """A traced graph prepared for repeated execution; safe to call from several threads."""
 
-    def __init__(self, traced: TracedGraph, static_alloc: bool = False, name: str = "hybridblock"):
+    def __init__(self, traced: TracedGraph, static_alloc: bool = False, name: str = "hybridblock",
+                 inline_limit: int = 2):
         self.traced = traced
         self.static_alloc = static_alloc
         self.name = name
         graph = IndexedGraph(traced.symbol._outputs)
+        # MXNet's CachedOp inlines a small graph (at most inline_limit operator nodes, no
+        # static_alloc) into the autograd record: autograd.get_symbol then shows its nodes
+        self.inlined = not static_alloc and sum(n.op is not None for n in graph.nodes) <= inline_limit
         present = {n.name for n in graph.input_nodes()}
         self._feed = [n in present for n in traced.input_names] + [p.name in present for p in traced.params]
         self._feed_all = all(self._feed)
@@ -257,6 +261,8 @@ class CachedGraph:
             return [b if b is not None else None if g is None else wrap(g, ctx) for b, g in zip(buffers, grads)]
 
         wrap = NDArray._wrap
+        if self.inlined:   # what autograd.get_symbol expands this call into (symbol/tape_symbol.py)
+            grad_fn.inlined = (self.traced.symbol._outputs, self._input_names)
         node = autograd.TapeNode(grad_fn, arrays, outs, self.name, uses_outputs=False)
         for i, r in enumerate(results):
             r._ag = (node, i)

@@ -181,7 +181,7 @@ class HybridBlock(Block):
             for p in self.collect_params().values():
                 p._finish_deferred_init()
             entry = (traced, CachedGraph(traced, static_alloc=bool(self._flags.get("static_alloc")),
-                                         name=self.name))
+                                         name=self.name, inline_limit=int(self._flags.get("inline_limit", 2))))
             self._cache[gkey if traced.shape_generic else key] = entry
             self._last_trace = traced
             self._cache_stats["traces"] += 1
