@@ -261,8 +261,8 @@ class CachedGraph:
             return [b if b is not None else None if g is None else wrap(g, ctx) for b, g in zip(buffers, grads)]
 
         wrap = NDArray._wrap
-        if self.inlined:   # what autograd.get_symbol expands this call into (symbol/tape_symbol.py)
-            grad_fn.inlined = (self.traced.symbol._outputs, self._input_names)
+        # what autograd.get_symbol makes of this call (symbol/tape_symbol.py)
+        grad_fn.block_graph = (self.traced.symbol._outputs, self._input_names, self.inlined)
         node = autograd.TapeNode(grad_fn, arrays, outs, self.name, uses_outputs=False)
         for i, r in enumerate(results):
             r._ag = (node, i)

@@ -8,8 +8,8 @@ process-wide counter, a variable keeping its name). Recorded calls that are not
 registry operators (`autograd.Function`, `x[key] = v`) have no single node to stand
 for them and raise NotImplementedError. A hybridized block's call is expanded into its
 graph's operators when MXNet inlines it (at most `inline_limit` operators, no
-static_alloc: hybrid/cached_graph.py); a larger one would be MXNet's `_CachedOp` node,
-which hybridgraph does not have (NotImplementedError).
+static_alloc: hybrid/cached_graph.py), else it is one `_CachedOp` node holding the
+graph (symbol/cached_op_node.py), as in MXNet.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from hybridgraph.nd import autograd
 from hybridgraph.nd.dispatch import _op_gradient
 from hybridgraph.nd.errors import AutogradError
 
+from .cached_op_node import make_node
 from .graph import Node, topo_sort
 from .symbol import Symbol
 
@@ -70,16 +71,20 @@ def get_symbol(x: Any) -> Symbol:
         if got is not None:
             return got
         fn = tape.grad_fn
-        inlined = getattr(fn, "inlined", None)
-        if inlined is not None:
-            got = nodes[id(tape)] = _inline(tape, *inlined)
+        block = getattr(fn, "block_graph", None)
+        if block is not None:
+            heads, input_names, inlined = block
+            if inlined:
+                got = nodes[id(tape)] = _inline(tape, heads, input_names)
+            else:
+                ins = [entry_of(p, a) for p, a in zip(tape.parents, tape.inputs)]
+                node = make_node(heads, input_names, ins, f"node_{next(_NODE_COUNTER)}")
+                got = nodes[id(tape)] = lambda i: (node, i)
             return got
         if not (isinstance(fn, functools.partial) and fn.func is _op_gradient):
             raise _NotAnOperator(f"get_symbol: the recorded call {tape.name!r} is not an operator of the "
-                                 "registry (autograd.Function, an indexed assignment, or a hybridized block "
-                                 "too large to inline, which MXNet records as a _CachedOp node: hybridize "
-                                 "with a larger inline_limit); build that part with Symbols or hybridize "
-                                 "and export()")
+                                 "registry (autograd.Function or an indexed assignment); build that part "
+                                 "with Symbols or hybridize and export()")
         op, attrs = fn.args[0], fn.args[1]
         inputs = [entry_of(p, a) for p, a in zip(tape.parents, tape.inputs)]
         node = Node(op, f"node_{next(_NODE_COUNTER)}", attrs, inputs)
