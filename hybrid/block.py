@@ -277,6 +277,14 @@ class Block:
     def register_forward_hook(self, hook: Callable) -> HookHandle:
         return HookHandle(self._forward_hooks, hook)
 
+    def register_op_hook(self, callback: Callable, monitor_all: bool = False) -> None:
+        """Install `callback(name, op_name, array)` on the HybridBlocks below (MXNet 1.9.1):
+        it sees every operator output (and with monitor_all every input) of their hybridized
+        calls. Names are `str` (MXNet passes bytes: `base.py_str` reads both) and arrays
+        NDArrays (MXNet passes raw handles)."""
+        for child in self._children.values():
+            child.register_op_hook(callback, monitor_all)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         for hook in list(self._forward_pre_hooks.values()):
             hook(self, args)

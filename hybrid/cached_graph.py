@@ -39,6 +39,7 @@ from hybridgraph.nd.writes import Watch, note_write
 from hybridgraph.symbol.graph import IndexedGraph
 from hybridgraph.symbol.infer import creation_shapes, is_open_creation, resolved_creation_attrs
 from hybridgraph.symbol.plan.compiled import CompiledGraph, compile_graph
+from hybridgraph.symbol.plan.monitor import step_reporter
 
 from .replay import replay_gradients
 from .tracing import TracedGraph
@@ -109,11 +110,15 @@ def _mutated_inputs(graph: IndexedGraph, names: list[str]) -> list[int]:
 class CachedGraph:
     """A traced graph prepared for repeated execution; safe to call from several threads."""
 
-    def __init__(self, traced: TracedGraph, static_alloc: bool = False, name: str = "hybridblock"):
+    def __init__(self, traced: TracedGraph, static_alloc: bool = False, name: str = "hybridblock",
+                 inline_limit: int = 2):
         self.traced = traced
         self.static_alloc = static_alloc
         self.name = name
         graph = IndexedGraph(traced.symbol._outputs)
+        # MXNet's CachedOp inlines a small graph (at most inline_limit operator nodes, no
+        # static_alloc) into the autograd record: autograd.get_symbol then shows its nodes
+        self.inlined = not static_alloc and sum(n.op is not None for n in graph.nodes) <= inline_limit
         present = {n.name for n in graph.input_nodes()}
         self._feed = [n in present for n in traced.input_names] + [p.name in present for p in traced.params]
         self._feed_all = all(self._feed)
@@ -138,26 +143,30 @@ class CachedGraph:
         self._passthrough = frozenset(i for i, (n, _) in enumerate(traced.symbol._outputs) if n.op is None)
 
     # -- compiled execution --------------------------------------------------------------
-    def compiled(self, for_training: bool, ctx, wrt: tuple | None = None) -> CompiledGraph:
-        """The compiled graph for inference, or for training with gradients of `wrt` only."""
-        key = (for_training, ctx, wrt)
+    def compiled(self, for_training: bool, ctx, wrt: tuple | None = None, passes: bool = True) -> CompiledGraph:
+        """The compiled graph for inference, or for training with gradients of `wrt` only;
+        `passes=False`: unoptimised, every node of the trace a step of its own (op hooks)."""
+        key = (for_training, ctx, wrt, passes)
         cg = self._compiled.get(key)
         if cg is None:
             with self._lock:
                 cg = self._compiled.get(key)
                 if cg is None:
                     cg = compile_graph(self.traced.symbol._outputs, self._input_names, for_training=for_training,
-                                       ctx=ctx, static_alloc=self.static_alloc,
+                                       ctx=ctx, static_alloc=self.static_alloc, passes=passes,
                                        wrt=None if wrt is None else list(wrt))
                     self._compiled[key] = cg
         return cg
 
-    def __call__(self, inputs: Sequence[NDArray], params: Sequence[NDArray]) -> list[NDArray]:
+    def __call__(self, inputs: Sequence[NDArray], params: Sequence[NDArray], hook: tuple | None = None
+                 ) -> list[NDArray]:
+        """Run the graph; `hook` = (callback, monitor_all): `callback(name, op_name, array)`
+        for each node's outputs (and inputs), the graph then run unoptimised step by step."""
         arrays = [*inputs, *params]
         if not self._feed_all:
             arrays = list(compress(arrays, self._feed))
         self.calls += 1
-        if INTERPRET:
+        if INTERPRET and hook is None:   # a hooked call runs step by step anyway
             return self._interpret(arrays)
         ctx = arrays[0]._ctx if arrays else nd.current_context()
         recording, training = autograd._STATE.get()
@@ -167,12 +176,17 @@ class CachedGraph:
         # gradients only for inputs connected to variables (not the batch, frozen parameters):
         # an array's autograd entry (a Leaf or a tape position) is never false
         wrt = tuple(compress(self._input_names, map(_AUTOGRAD_ENTRY, arrays))) if need_grad else None
-        if self._foldable and not (recording or training):
+        monitor = None
+        if hook is not None:
+            cg = self.compiled(need_grad, ctx, wrt, passes=False)
+            monitor = step_reporter(hook[0], hook[1], ctx)
+        elif self._foldable and not (recording or training):
             cg = self._inference(arrays, ctx)
         else:
             cg = self.compiled(need_grad, ctx, wrt)
         self._last = cg
-        plan, outs, saved = cg.run(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad)
+        plan, outs, saved = cg.run(list(map(_BACKEND_ARRAY, arrays)), is_train=training, record=need_grad,
+                                   monitor=monitor)
         aliased = plan.aliased_outputs
         if aliased:   # outputs belong to the caller: never a constant or parameter by reference
             outs = list(outs)
@@ -247,6 +261,8 @@ class CachedGraph:
             return [b if b is not None else None if g is None else wrap(g, ctx) for b, g in zip(buffers, grads)]
 
         wrap = NDArray._wrap
+        # what autograd.get_symbol makes of this call (symbol/tape_symbol.py)
+        grad_fn.block_graph = (self.traced.symbol._outputs, self._input_names, self.inlined)
         node = autograd.TapeNode(grad_fn, arrays, outs, self.name, uses_outputs=False)
         for i, r in enumerate(results):
             r._ag = (node, i)

@@ -9,6 +9,7 @@ as `-symbol.json` / `-%04d.params` that MXNet loads.
 from __future__ import annotations
 
 import threading
+import warnings
 from itertools import repeat
 from typing import Any
 
@@ -53,6 +54,15 @@ class HybridBlock(Block):
         self._flags = dict(static_alloc=static_alloc, static_shape=static_shape, **kwargs)
         self._clear_cache()
         super().hybridize(active, static_alloc=static_alloc, static_shape=static_shape, **kwargs)
+
+    def register_op_hook(self, callback: Any, monitor_all: bool = False) -> None:
+        """Install `callback(name, op_name, array)` for this block's hybridized calls: each
+        operator's outputs (with monitor_all its inputs first) as `<node>_<slot>`, the graph
+        then run unoptimised, step by step. As in MXNet 1.9.1 the direct children get it
+        too (for their own hybridized calls), not the blocks below them."""
+        self._op_hook = (callback, bool(monitor_all))
+        for child in self._children.values():
+            child._op_hook = self._op_hook
 
     def _clear_cache(self) -> None:
         with self._cache_lock:
@@ -152,7 +162,11 @@ class HybridBlock(Block):
         positions = traced.array_positions
         arrays = flat if len(positions) == len(flat) else [flat[i] for i in positions]
         ctx = arrays[0]._ctx if arrays else nd.current_context()
-        outs = graph(arrays, arrays_on(traced.params, ctx))
+        hook = self.__dict__.get("_op_hook")
+        if hook is not None and (self._flags.get("static_alloc") or self._flags.get("static_shape")):
+            warnings.warn("register_op_hook is experimental when static_alloc=True / static_shape=True "
+                          " and may not work correctly", stacklevel=3)
+        outs = graph(arrays, arrays_on(traced.params, ctx), hook)
         if is_np_array():   # numpy mode: a hybridized block returns mx.np arrays
             as_np(outs)
         return regroup(traced.fill_outputs(outs), traced.out_fmt, lists=True)
@@ -167,7 +181,7 @@ class HybridBlock(Block):
             for p in self.collect_params().values():
                 p._finish_deferred_init()
             entry = (traced, CachedGraph(traced, static_alloc=bool(self._flags.get("static_alloc")),
-                                         name=self.name))
+                                         name=self.name, inline_limit=int(self._flags.get("inline_limit", 2))))
             self._cache[gkey if traced.shape_generic else key] = entry
             self._last_trace = traced
             self._cache_stats["traces"] += 1

@@ -88,7 +88,7 @@ _GROUPS: tuple = (
      "autograd.backward() or Executor.backward(): hybridgraph derives gradients from each operator's "
      "gradient rule; MXNet's _backward_ operators are not operators of the graph format",
      (
-        '_backward_Activation _backward_BatchNorm_v1 _backward_CachedOp _backward_Convolution_v1 '
+        '_backward_Activation _backward_BatchNorm_v1 _backward_Convolution_v1 '
         '_backward_CustomFunction _backward_Dropout _backward_Embedding '
         '_backward_IdentityAttachKLSparseReg _backward_LeakyReLU _backward_Pooling_v1 '
         '_backward_RROIAlign _backward_SequenceMask _backward_SequenceReverse _backward_SliceChannel '
@@ -145,7 +145,7 @@ _GROUPS: tuple = (
     ("MXNet's cached-graph operator {op}",
      'HybridBlock.hybridize() or mx.nd.CachedOp(symbol)',
      (
-        '_CachedOp _CachedOpThreadSafe ').split()),
+        '_CachedOpThreadSafe ').split()),
     ("MXNet's device-copy operator {op}",
      'NDArray.copyto(ctx) / NDArray.as_in_context(ctx)',
      (

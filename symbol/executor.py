@@ -39,6 +39,7 @@ from hybridgraph.nd.writes import note_write
 
 from .infer import graph_shapes, graph_types
 from .plan.compiled import ExecutionError, Plan, lower, step_error
+from .plan.monitor import step_reporter
 from .plan.report import plan_report
 from .plan.schedule import Schedule, Step
 
@@ -373,21 +374,9 @@ class Executor:
         if self._monitor is None:
             return None
         callback, monitor_all = self._monitor
-        ctx = self._ctx
-
+        # MXNet: with monitor_all a variable input is reported under its own name first
         variables = {eid: node.name for eid, node in zip(plan.sched.inputs, self._program.inputs)}
-
-        def report(st: Step, env: dict, done: bool) -> None:
-            if not done:
-                if monitor_all:   # MXNet: a variable input is reported under its own name first
-                    for name, eid in zip(st.op.monitor_input_names(st.attrs), st.inputs):
-                        if eid in variables:
-                            callback(variables[eid], NDArray._wrap(env[eid], ctx))
-                        callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
-                return
-            for name, eid in zip(st.op.output_names(st.attrs), st.outputs):   # hidden ones too (LRN's tmp_norm)
-                callback(f"{st.name}_{name}", NDArray._wrap(env[eid], ctx))
-        return report
+        return step_reporter(lambda name, _op, array: callback(name, array), monitor_all, self._ctx, variables)
 
     # -- parameters and reshaping -----------------------------------------------------------
     def copy_params_from(self, arg_params: dict, aux_params: dict | None = None,

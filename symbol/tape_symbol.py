@@ -5,8 +5,11 @@ an operator node with its attributes; a variable (`attach_grad`) becomes a
 variable `var<N>` and an array the tape holds but did not compute (a constant
 input of a recorded call) a variable `null<N>`, named as MXNet names them (one
 process-wide counter, a variable keeping its name). Recorded calls that are not
-registry operators (`autograd.Function`, hybridized blocks, `x[key] = v`) have no
-single node to stand for them and raise NotImplementedError.
+registry operators (`autograd.Function`, `x[key] = v`) have no single node to stand
+for them and raise NotImplementedError. A hybridized block's call is expanded into its
+graph's operators when MXNet inlines it (at most `inline_limit` operators, no
+static_alloc: hybrid/cached_graph.py), else it is one `_CachedOp` node holding the
+graph (symbol/cached_op_node.py), as in MXNet.
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from hybridgraph.nd import autograd
 from hybridgraph.nd.dispatch import _op_gradient
 from hybridgraph.nd.errors import AutogradError
 
-from .graph import Node
+from .cached_op_node import make_node
+from .graph import Node, topo_sort
 from .symbol import Symbol
 
 _COUNTER = itertools.count()
@@ -56,23 +60,50 @@ def get_symbol(x: Any) -> Symbol:
                 leaves[key] = Node(None, f"null{next(_COUNTER)}")
             return leaves[key], 0
         if type(e) is tuple:
-            return build(e[0]), e[1]
+            return build(e[0])(e[1])
         if id(e) not in leaves:
             leaves[id(e)] = _leaf_var(e)
         return leaves[id(e)], 0
 
-    def build(tape: Any) -> Node:
-        node = nodes.get(id(tape))
-        if node is not None:
-            return node
+    def build(tape: Any):
+        """output index -> graph entry, for the recorded call `tape`."""
+        got = nodes.get(id(tape))
+        if got is not None:
+            return got
         fn = tape.grad_fn
+        block = getattr(fn, "block_graph", None)
+        if block is not None:
+            heads, input_names, inlined = block
+            if inlined:
+                got = nodes[id(tape)] = _inline(tape, heads, input_names)
+            else:
+                ins = [entry_of(p, a) for p, a in zip(tape.parents, tape.inputs)]
+                node = make_node(heads, input_names, ins, f"node_{next(_NODE_COUNTER)}")
+                got = nodes[id(tape)] = lambda i: (node, i)
+            return got
         if not (isinstance(fn, functools.partial) and fn.func is _op_gradient):
             raise _NotAnOperator(f"get_symbol: the recorded call {tape.name!r} is not an operator of the "
-                                 "registry (autograd.Function, a hybridized block or an indexed "
-                                 "assignment); build that part with Symbols or hybridize and export()")
+                                 "registry (autograd.Function or an indexed assignment); build that part "
+                                 "with Symbols or hybridize and export()")
         op, attrs = fn.args[0], fn.args[1]
         inputs = [entry_of(p, a) for p, a in zip(tape.parents, tape.inputs)]
-        node = nodes[id(tape)] = Node(op, f"node_{next(_NODE_COUNTER)}", attrs, inputs)
-        return node
+        node = Node(op, f"node_{next(_NODE_COUNTER)}", attrs, inputs)
+        got = nodes[id(tape)] = lambda i: (node, i)
+        return got
+
+    def _inline(tape: Any, heads: list, input_names: list):
+        """The block's graph copied in: its variables are the call's inputs, its operators
+        new `node_<N>` nodes (MXNet's inlined CachedOp records each operator)."""
+        by_name = {name: entry_of(p, a) for name, p, a in zip(input_names, tape.parents, tape.inputs)}
+        copies: dict[int, Node] = {}
+
+        def source(e: tuple) -> tuple:
+            n, i = e
+            return by_name[n.name] if n.op is None else (copies[id(n)], i)
+        for n in topo_sort(heads):
+            if n.op is not None:
+                copies[id(n)] = Node(n.op, f"node_{next(_NODE_COUNTER)}", n.attrs, [source(e) for e in n.inputs])
+        outs = [source(e) for e in heads]
+        return outs.__getitem__
 
     return Symbol([entry_of(entry, x)])

@@ -562,10 +562,11 @@ class CompiledGraph:
         """Outputs (and, when recording, the saved state for `backward`) for backend arrays."""
         return self.run(inputs, is_train, record)[1:]
 
-    def run(self, inputs: Sequence, is_train: bool = False, record: bool | None = None
+    def run(self, inputs: Sequence, is_train: bool = False, record: bool | None = None, monitor=None
             ) -> tuple[Plan, list, Saved | None]:
         """`forward`, also returning the plan that ran (`last_plan` is only a hint: another
-        thread's call, or the plan cache evicting it, may change it meanwhile)."""
+        thread's call, or the plan cache evicting it, may change it meanwhile). `monitor`:
+        as for `Plan.forward` (the steps then run one by one)."""
         if record is None:
             record = is_train and self.for_training
         plan = self._plans.get((tuple(map(_SIGNATURE, inputs)), record, is_train))
@@ -573,7 +574,7 @@ class CompiledGraph:
             plan = self._first_call(inputs, bool(is_train), bool(record))
         plan.tick = _tick()               # least recently used plans go first (plan_cache.py)
         self.last_plan = plan
-        return (plan, *plan.forward(inputs, is_train, record))
+        return (plan, *plan.forward(inputs, is_train, record, monitor))
 
     def _first_call(self, inputs: Sequence, is_train: bool, record: bool) -> Plan:
         """Check a call the fast path has not seen, and build its variant."""

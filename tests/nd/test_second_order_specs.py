@@ -30,7 +30,7 @@ FIRST_ORDER_ONLY = frozenset("""
     _contrib_box_nms _contrib_interleaved_matmul_selfatt_qk _contrib_interleaved_matmul_selfatt_valatt
     _contrib_interleaved_matmul_encdec_qk _contrib_interleaved_matmul_encdec_valatt _contrib_hawkesll
     _contrib_DeformablePSROIPooling _contrib_PSROIPooling _contrib_ROIAlign im2col _contrib_boolean_mask
-    _foreach _contrib_DeformableConvolution _contrib_ModulatedDeformableConvolution""".split())
+    _foreach _contrib_DeformableConvolution _contrib_ModulatedDeformableConvolution _CachedOp""".split())
 
 SPECS = [s for s in all_specs() if s.nondiff is None]
 EPS = 1e-6
