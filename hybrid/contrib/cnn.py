@@ -30,11 +30,16 @@ class _Deformable(HybridBlock):
     _per_tap = 2
     _deformable_first = False
 
-    def __init__(self, channels: int, kernel_size: Any, strides: Any, padding: Any, dilation: Any, groups: int,
-                 num_deformable_group: int, layout: str, use_bias: bool, in_channels: int,
-                 activation: str | None, weight_initializer: Any, bias_initializer: Any,
-                 offset_weight_initializer: Any, offset_bias_initializer: Any, offset_use_bias: bool,
-                 op_name: str, adj: Any, prefix: str | None, params: Any):
+    def __init__(self, channels: int, kernel_size: Any = (1, 1), strides: Any = (1, 1), padding: Any = (0, 0),
+                 dilation: Any = (1, 1), groups: int = 1, num_deformable_group: int = 1, layout: str = "NCHW",
+                 use_bias: bool = True, in_channels: int = 0, activation: str | None = None,
+                 weight_initializer: Any = None, bias_initializer: Any = "zeros",
+                 offset_weight_initializer: Any = "zeros", offset_bias_initializer: Any = "zeros",
+                 offset_use_bias: bool = True, op_name: str | None = None, adj: Any = None,
+                 prefix: str | None = None, params: Any = None):
+        """MXNet's signature for both layers; `op_name` defaults to the layer's class name
+        (MXNet's default for each)."""
+        op_name = op_name or type(self).__name__
         super().__init__(prefix=prefix, params=params)
         with self.name_scope():
             self._channels = channels
@@ -119,18 +124,6 @@ class DeformableConvolution(_Deformable):
     out_width), out = floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1.
     """
 
-    def __init__(self, channels: int, kernel_size: Any = (1, 1), strides: Any = (1, 1), padding: Any = (0, 0),
-                 dilation: Any = (1, 1), groups: int = 1, num_deformable_group: int = 1, layout: str = "NCHW",
-                 use_bias: bool = True, in_channels: int = 0, activation: str | None = None,
-                 weight_initializer: Any = None, bias_initializer: Any = "zeros",
-                 offset_weight_initializer: Any = "zeros", offset_bias_initializer: Any = "zeros",
-                 offset_use_bias: bool = True, op_name: str = "DeformableConvolution", adj: Any = None,
-                 prefix: str | None = None, params: Any = None):
-        super().__init__(channels, kernel_size, strides, padding, dilation, groups, num_deformable_group, layout,
-                         use_bias, in_channels, activation, weight_initializer, bias_initializer,
-                         offset_weight_initializer, offset_bias_initializer, offset_use_bias, op_name, adj,
-                         prefix, params)
-
     def hybrid_forward(self, F, x, offset_weight, deformable_conv_weight, offset_bias=None,  # noqa: N803
                        deformable_conv_bias=None):
         offset = self._offsets(F, x, offset_weight, offset_bias)
@@ -173,18 +166,6 @@ class ModulatedDeformableConvolution(_Deformable):
 
     _per_tap = 3
     _deformable_first = True
-
-    def __init__(self, channels: int, kernel_size: Any = (1, 1), strides: Any = (1, 1), padding: Any = (0, 0),
-                 dilation: Any = (1, 1), groups: int = 1, num_deformable_group: int = 1, layout: str = "NCHW",
-                 use_bias: bool = True, in_channels: int = 0, activation: str | None = None,
-                 weight_initializer: Any = None, bias_initializer: Any = "zeros",
-                 offset_weight_initializer: Any = "zeros", offset_bias_initializer: Any = "zeros",
-                 offset_use_bias: bool = True, op_name: str = "ModulatedDeformableConvolution", adj: Any = None,
-                 prefix: str | None = None, params: Any = None):
-        super().__init__(channels, kernel_size, strides, padding, dilation, groups, num_deformable_group, layout,
-                         use_bias, in_channels, activation, weight_initializer, bias_initializer,
-                         offset_weight_initializer, offset_bias_initializer, offset_use_bias, op_name, adj,
-                         prefix, params)
 
     def hybrid_forward(self, F, x, offset_weight, deformable_conv_weight, offset_bias=None,  # noqa: N803
                        deformable_conv_bias=None):
