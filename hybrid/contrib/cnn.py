@@ -13,6 +13,7 @@ from typing import Any
 
 from ..hybrid_block import HybridBlock
 from ..nn import Activation
+from ..nn.conv_layers import conv_repr
 
 __all__ = ["DeformableConvolution", "ModulatedDeformableConvolution"]
 
@@ -135,22 +136,8 @@ class DeformableConvolution(_Deformable):
         return "deformable_conv"
 
     def __repr__(self) -> str:
-        kw = self._kwargs_deformable_conv
-        n = len(kw["kernel"])
-        s = f"{self.__class__.__name__}({{mapping}}, kernel_size={kw['kernel']}, stride={kw['stride']}"
-        if kw["pad"] != (0,) * n:
-            s += f", padding={kw['pad']}"
-        if kw["dilate"] != (1,) * n:
-            s += f", dilation={kw['dilate']}"
-        if kw["num_group"] != 1:
-            s += f", groups={kw['num_group']}"
-        if self.deformable_conv_bias is None:
-            s += ", bias=False"
-        if self.act:
-            s += f", {self.act}"
-        s += ")"
-        shape = self.deformable_conv_weight.shape
-        return s.format(mapping=f"{shape[1] if shape[1] else None} -> {shape[0]}")
+        return conv_repr(self, self._kwargs_deformable_conv, self.deformable_conv_weight,
+                         self.deformable_conv_bias)
 
 
 class ModulatedDeformableConvolution(_Deformable):

@@ -88,25 +88,7 @@ class _Conv(HybridBlock):
         return "conv"
 
     def __repr__(self) -> str:
-        kw = self._kwargs
-        n = len(kw["kernel"])
-        s = f"{self.__class__.__name__}({{mapping}}, kernel_size={kw['kernel']}, stride={kw['stride']}"
-        if kw["pad"] != (0,) * n:
-            s += f", padding={kw['pad']}"
-        if kw["dilate"] != (1,) * n:
-            s += f", dilation={kw['dilate']}"
-        # MXNet tests for `out_pad` but stores `outpad`, so output_padding is never shown; kept as is.
-        if hasattr(self, "out_pad") and self.out_pad != (0,) * n:
-            s += f", output_padding={self.out_pad}"
-        if kw["num_group"] != 1:
-            s += f", groups={kw['num_group']}"
-        if self.bias is None:
-            s += ", bias=False"
-        if self.act:
-            s += f", {self.act}"
-        s += ")"
-        shape = self.weight.shape
-        return s.format(mapping=f"{shape[1] if shape[1] else None} -> {shape[0]}")
+        return conv_repr(self, self._kwargs, self.weight, self.bias, getattr(self, "out_pad", None))
 
 
 def _check(layout: str, allowed: tuple, what: str) -> None:
@@ -563,3 +545,26 @@ class ReflectionPad2D(HybridBlock):
 
     def hybrid_forward(self, F, x):
         return F.pad(x, mode="reflect", pad_width=self._padding)
+
+
+def conv_repr(block: Any, kw: dict, weight: Any, bias: Any, out_pad: Any = None) -> str:
+    """MXNet's printed form of a convolution layer (also the deformable ones): kernel, stride,
+    the non-default padding / dilation / groups, a missing bias, the activation, in -> out."""
+    n = len(kw["kernel"])
+    s = f"{block.__class__.__name__}({{mapping}}, kernel_size={kw['kernel']}, stride={kw['stride']}"
+    if kw["pad"] != (0,) * n:
+        s += f", padding={kw['pad']}"
+    if kw["dilate"] != (1,) * n:
+        s += f", dilation={kw['dilate']}"
+    # MXNet tests for `out_pad` but stores `outpad`, so output_padding is never shown; kept as is.
+    if out_pad is not None and out_pad != (0,) * n:
+        s += f", output_padding={out_pad}"
+    if kw["num_group"] != 1:
+        s += f", groups={kw['num_group']}"
+    if bias is None:
+        s += ", bias=False"
+    if block.act:
+        s += f", {block.act}"
+    s += ")"
+    shape = weight.shape
+    return s.format(mapping=f"{shape[1] if shape[1] else None} -> {shape[0]}")
