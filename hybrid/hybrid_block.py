@@ -25,6 +25,7 @@ from hybridgraph.symbol.tracer import current_trace
 
 from .block import Block
 from .cached_graph import CachedGraph
+from .direct_call import DirectCall
 from .call_checks import check_call, check_hybridized_call
 from .parameter import DeferredInitializationError, arrays_on
 from .tracing import TracedGraph, flatten_call, regroup, signatures, trace_block
@@ -68,6 +69,7 @@ class HybridBlock(Block):
         with self._cache_lock:
             self._cache.clear()
             self.__dict__["_in_format"] = None   # call_checks.check_hybridized_call
+            self.__dict__["_direct"] = None      # direct_call.DirectCall
 
     def cache_info(self) -> dict:
         """Traces made, cache hits, why each retrace happened, and the per-shape plans this
@@ -87,6 +89,11 @@ class HybridBlock(Block):
 
     # -- calling ------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        direct = self.__dict__.get("_direct")
+        if direct is not None and len(args) == 1 and not kwargs:
+            out = direct(args[0])   # a repeat of the last inference call (None: it is not)
+            if out is not None:
+                return out
         if self._active and current_trace() is None:
             flat = flatten_call(args, kwargs)[0]
             check_hybridized_call(self, args, flat)
@@ -169,6 +176,8 @@ class HybridBlock(Block):
         outs = graph(arrays, arrays_on(traced.params, ctx), hook)
         if is_np_array():   # numpy mode: a hybridized block returns mx.np arrays
             as_np(outs)
+        elif len(flat) == 1 and mode == (False, False) and self._active:
+            self.__dict__["_direct"] = DirectCall.after_call(self, traced, graph, flat[0])
         return regroup(traced.fill_outputs(outs), traced.out_fmt, lists=True)
 
     def _build_cache(self, args, kwargs, key, gkey):
