@@ -115,7 +115,9 @@ def _sparse_softmax_ce(xp, a, data, label):
 @_sparse_softmax_ce.def_gradient
 def _(F, a, inputs, outputs, ograds):
     data, label = inputs
-    if not autograd.is_recording():     # first order: one kernel, on the saved log-softmax
+    # first order (a symbolic backward graph, or no tape recording): one kernel on the saved
+    # log-softmax; a symbolic graph's higher orders come from replaying its forward eagerly
+    if not autograd.is_recording() or getattr(data, "_is_symbolic", False):
         return [F._backward_sparse_softmax_ce(ograds[0], outputs[1], label, axis=a.axis, batch_axis=a.batch_axis),
                 None]
     # create_graph: the chain's own differentiable operators (same values)

@@ -219,10 +219,10 @@ def apply_passes(heads: list[Entry], names: Sequence[str], *, lint: bool = False
 
 
 #: pipeline for graphs run at inference only (never differentiated)
-DEFAULT_INFERENCE = ("dce", "simplify", "fold_constants", "cse", "fold_batchnorm", "fuse_conv_epilogue",
-                     "fuse_elemwise")
+DEFAULT_INFERENCE = ("dce", "simplify", "fold_constants", "cse", "fuse_loss", "fold_batchnorm",
+                     "fuse_conv_epilogue", "fuse_elemwise")
 #: pipeline for forward graphs that will be differentiated (no BN folding, no Dropout removal)
-DEFAULT_TRAINING = ("dce", "simplify", "fold_constants", "cse", "fuse_elemwise")
+DEFAULT_TRAINING = ("dce", "simplify", "fold_constants", "cse", "fuse_loss", "fuse_elemwise")
 
 
 def optimize(heads: list[Entry], *, for_training: bool, params: dict[str, np.ndarray] | None = None,
@@ -247,4 +247,4 @@ def optimize(heads: list[Entry], *, for_training: bool, params: dict[str, np.nda
 
 
 # the passes register themselves on import
-from . import cse, dce, fold_batchnorm, fold_constants, fuse_conv_epilogue, fuse_elemwise, simplify  # noqa: E402,F401,I001
+from . import cse, dce, fold_batchnorm, fold_constants, fuse_conv_epilogue, fuse_elemwise, fuse_loss, simplify  # noqa: E402,F401,I001
