@@ -290,11 +290,40 @@ class _Phases:
             out[self._lattice(key)] = self.parts[key]
 
 
+def _tiles_input(geo: PoolGeometry) -> bool:
+    """Whether the windows tile the input exactly: stride = kernel, no padding, no remainder."""
+    return (geo.stride == geo.kernel and not any(geo.pad_lo) and not any(geo.pad_hi)
+            and all(o * k == n for o, k, n in zip(geo.out_sp, geo.kernel, geo.in_sp)))
+
+
+def _tiled_max_backward(xp, g, x, y, geo: PoolGeometry):
+    """Max pooling's gradient when the windows tile the input (LeNet's and VGG's 2x2 / 2):
+    each input position belongs to one window, so each kernel offset writes its positions
+    directly -- g where the offset holds its window's first maximum, else zero (-0.0 for a
+    negative g, equal to 0) -- with no phase copies and no accumulation."""
+    n, c = x.shape[:2]
+    split = (n, c) + tuple(v for o, k in zip(geo.out_sp, geo.kernel) for v in (o, k))
+    xs = x.reshape(split)
+    dx = xp.empty(x.shape, dtype=g.dtype)
+    ds = dx.reshape(split)
+    open_ = xp.ones(y.shape, dtype=bool)      # windows whose maximum is not found yet
+    hit = xp.empty(y.shape, dtype=bool)
+    for offset in itertools.product(*(range(k) for k in geo.kernel)):
+        at = (slice(None), slice(None)) + tuple(v for t in offset for v in (slice(None), t))
+        xp.equal(xs[at], y, out=hit)
+        xp.logical_and(hit, open_, out=hit)
+        xp.logical_xor(open_, hit, out=open_)
+        xp.multiply(g, hit, out=ds[at])
+    return dx
+
+
 def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
     """Gradient of pool_forward with respect to x, given the head gradient g and output y:
     per kernel offset, one scatter-add of the outputs' gradient into the offset's slice of
     the input (for max pooling only where the offset holds the window's first maximum),
     with the input split by stride phase so that every slice is contiguous."""
+    if a.pool_type == "max" and _tiles_input(geo):
+        return _tiled_max_backward(xp, g, x, y, geo)
     dx = _Phases(xp, x.shape, geo.stride, g.dtype)
     taps = list(_clipped_taps(geo))
     if a.pool_type == "max":

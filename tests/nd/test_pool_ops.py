@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hybridgraph import nd
 from hybridgraph.nd import autograd
@@ -197,3 +199,50 @@ def test_max_window_wholly_in_padding_gives_lowest_finite_value():
     np.testing.assert_allclose(y.asnumpy()[0, 0], [[-0.9, -0.16, np.finfo(np.float32).min],
                                                    [1.32, 2.06, np.finfo(np.float32).min]], rtol=1e-6)
     np.testing.assert_array_equal(x.grad.asnumpy()[0, 0], [[1, 0, 1], [0, 0, 0], [1, 0, 1]])
+
+
+# -- max pooling whose windows tile the input: the direct backward (pool._tiled_max_backward) --
+
+def _first_max_grad(x: np.ndarray, g: np.ndarray, kernel: tuple) -> np.ndarray:
+    """Loop reference: each window's gradient goes to its first maximum in row-major order."""
+    dx = np.zeros_like(x)
+    kh, kw = kernel
+    for n, c, i, j in np.ndindex(*g.shape):
+        win = x[n, c, i * kh:(i + 1) * kh, j * kw:(j + 1) * kw]
+        a, b = np.unravel_index(int(np.argmax(win)), win.shape)
+        dx[n, c, i * kh + a, j * kw + b] = g[n, c, i, j]
+    return dx
+
+
+@settings(deadline=None, max_examples=30)
+@given(kernel=st.sampled_from([(2, 2), (3, 3), (2, 3), (1, 2)]), out=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+       ties=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_tiled_max_pool_gradient_goes_to_the_first_maximum(kernel, out, ties, seed):
+    """Property: the direct path (stride = kernel, no padding) equals the loop reference and
+    the general phase path, ties included (integer-valued data makes many)."""
+    from hybridgraph.nd.ops import pool
+    rng = np.random.default_rng(seed)
+    shape = (2, 3, out[0] * kernel[0], out[1] * kernel[1])
+    x = (rng.integers(0, 3, shape) if ties else rng.standard_normal(shape)).astype(np.float32)
+    a = _a("Pooling", kernel=kernel, stride=kernel, pool_type="max")
+    geo = pool.pool_geometry(a, shape[2:])
+    assert pool._tiles_input(geo)
+    y = pool.pool_forward(np, a, x, geo)
+    y = y[0] if isinstance(y, tuple) else y
+    g = rng.standard_normal(y.shape).astype(np.float32)
+    got = pool.pool_backward(np, a, g, x, y, geo)
+    np.testing.assert_array_equal(got, _first_max_grad(x, g, kernel))
+    try:
+        pool._tiles_input, saved = (lambda geo: False), pool._tiles_input
+        general = pool.pool_backward(np, a, g, x, y, geo)
+    finally:
+        pool._tiles_input = saved
+    np.testing.assert_array_equal(got, general)
+
+
+def test_untiled_windows_take_the_general_path():
+    from hybridgraph.nd.ops import pool
+    for attrs, shape in (({"kernel": (2, 2), "stride": (1, 1)}, (4, 4)), ({"kernel": (2, 2), "stride": (2, 2),
+                         "pad": (1, 1)}, (4, 4)), ({"kernel": (2, 2), "stride": (2, 2)}, (5, 4))):
+        geo = pool.pool_geometry(_a("Pooling", pool_type="max", **attrs), shape)
+        assert not pool._tiles_input(geo)
