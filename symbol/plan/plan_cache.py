@@ -68,6 +68,20 @@ def arena_bytes(plan) -> int:
     return sum(int(nb) for nb, kind in zip(memory.storage_bytes, memory.storage_kind) if kind == POOL)
 
 
+def constant_bytes(plan) -> int:
+    """Bytes of memory the constants of `plan` hold (BatchNorm-folded weights, Winograd
+    transforms: what graph passes made of frozen parameters), each buffer counted once; a
+    view counts its base, so a broadcast placeholder holds next to nothing. Reported by
+    `plan_cache_info`; the budget (`plan_bytes`) counts the arenas only."""
+    seen: dict[int, int] = {}
+    for value in plan.sched.constants.values():
+        base = value
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        seen[id(base)] = int(getattr(base, "nbytes", 0))
+    return sum(seen.values())
+
+
 def plan_bytes(plan) -> int:
     """What keeping `plan` costs: its idle arenas plus PLAN_OVERHEAD."""
     arenas = len(plan._free) + (plan._static_arena is not None)
@@ -174,4 +188,5 @@ def plan_cache_info(owners=None) -> dict:
         ids = None if owners is None else {id(o) for o in owners}
         live = [p for o, _, p in _live() if ids is None or id(o) in ids]
         return {"plans": len(live), "plan_bytes": sum(plan_bytes(p) for p in live),
+                "constant_bytes": sum(constant_bytes(p) for p in live),
                 "plan_cache_limit": _limit, "plan_evictions": _stats["evictions"]}
