@@ -135,3 +135,20 @@ def test_scratch_take_carves_a_lent_buffer_and_records_what_it_allocates():
     assert b.ctypes.data - buf.ctypes.data == 64                   # aligned to a cache line
     small = np.empty(rec.nbytes - 1, np.uint8)                      # too small: new arrays
     assert not any(np.shares_memory(t, small) for t in scratch.take(np, small, specs))
+
+
+def test_pooling_reduces_through_lent_scratch_and_equals_eager():
+    """2-D pooling reduces one dim, then the other: the half-reduced array is the kernel's
+    scratch, lent by the plan; results are the eager kernel's, call after call."""
+    from hybridgraph import nd
+    x = S.var("x")
+    sym = S.Group([S.Pooling(x, kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type=t, name=t)
+                   for t in ("max", "avg", "sum")])
+    cg = compile_graph(sym._outputs, ["x"], for_training=False)
+    for i in range(4):
+        xi = RNG.standard_normal((2, 3, 11, 9)).astype(np.float32)
+        plan, outs, _ = cg.run([xi])
+        for t, got in zip(("max", "avg", "sum"), outs):
+            want = nd.Pooling(nd.array(xi), kernel=(3, 3), stride=(2, 2), pad=(1, 1), pool_type=t).asnumpy()
+            assert np.array_equal(got, want), (t, i)
+    assert len(plan.memory.scratch) == 3
