@@ -100,6 +100,9 @@ class OpDef:
     learnable: Sequence[str] = ()
     #: the kernel accepts `out=(buffers,)` and writes its results there (memory planner)
     writes_out: bool = False
+    #: the kernel accepts `scratch=` (a uint8 buffer, or None) for its temporaries: a compiled
+    #: plan lends it memory dead at that step (nd/ops/scratch.py, symbol/plan/memory.py)
+    scratch: bool = False
     #: C expression of an elementwise op for generated GPU kernels: inputs x0, x1, ...;
     #: scalar attributes named as in the schema
     cexpr: str | None = None

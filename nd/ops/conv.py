@@ -169,16 +169,16 @@ def _prepare(xp, op: str, a: Attrs, data, weight, shape_fn):
 @register("Convolution", aliases=("_npx_convolution",), inputs=_inputs, learnable=("weight", "bias"),
           affine_channel=lambda a: (-1 if is_channel_last(a.layout) else 1, 0),
           attrs=dict(CONV_ATTRS), infer_shape=_conv_shape, infer_type=_conv_type, hint="convolution",
-          writes_out=True)
-def Convolution(xp, a: Attrs, data, weight, bias=None, out=None):
+          writes_out=True, scratch=True)
+def Convolution(xp, a: Attrs, data, weight, bias=None, out=None, scratch=None):
     """N-D cross-correlation of data with weight (+ bias), grouped by num_group; written into
-    `out[0]` when the memory planner hands a buffer."""
+    `out[0]` when the memory planner hands a buffer, with temporaries in `scratch` (a plan's lent buffer)."""
     geo, cl, x, w = _prepare(xp, "Convolution", a, data, weight, _conv_shape)
     if out is None:
-        return (from_cf(xp, conv_forward(xp, x, w, bias, geo), cl),)
+        return (from_cf(xp, conv_forward(xp, x, w, bias, geo, workspace=scratch), cl),)
     if not cl:
-        return (conv_forward(xp, x, w, bias, geo, out=out[0]),)
-    out[0][...] = from_cf(xp, conv_forward(xp, x, w, bias, geo), cl)
+        return (conv_forward(xp, x, w, bias, geo, out=out[0], workspace=scratch),)
+    out[0][...] = from_cf(xp, conv_forward(xp, x, w, bias, geo, workspace=scratch), cl)
     return (out[0],)
 
 

@@ -82,10 +82,11 @@ def epilogue(xp, residual, relu: bool):
 
 
 @register("_fused_convolution", inputs=_inputs, attrs=_ATTRS, infer_shape=_shape, infer_type=_type,
-          writes_out=True, hint="convolution")
-def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None):
+          writes_out=True, scratch=True, hint="convolution")
+def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None, scratch=None):
     """relu(Convolution(data, weight, bias) + residual), the epilogue fused into the convolution's
-    output chunks (hybridgraph helper made by the fuse_conv_epilogue pass)."""
+    output chunks (hybridgraph helper made by the fuse_conv_epilogue pass); temporaries in
+    `scratch` (a plan's lent buffer)."""
     bias, residual, wino = _split(a, rest)
     geo, cl, x, w = _prepare(xp, "Convolution", a, data, weight, _conv_shape)
     relu = a.act_type == "relu"
@@ -93,10 +94,10 @@ def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None):
         n, _, h, wd = x.shape
         y = out[0] if out is not None else xp.empty((n, a.num_filter, h + 2 * geo.pad[0] - 2,
                                                      wd + 2 * geo.pad[1] - 2), dtype=x.dtype)
-        winograd4_forward(xp, x, wino, bias, geo.pad, y, epilogue(xp, residual, relu))
+        winograd4_forward(xp, x, wino, bias, geo.pad, y, epilogue(xp, residual, relu), scratch)
         return (y,)
     if cl:   # channel-last runs through channel-first buffers: the epilogue on the result
-        res = from_cf(xp, conv_forward(xp, x, w, bias, geo), cl)
+        res = from_cf(xp, conv_forward(xp, x, w, bias, geo, workspace=scratch), cl)
         finish = epilogue(xp, residual, relu)
         if finish is not None:
             finish(res, Ellipsis)
@@ -105,7 +106,8 @@ def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None):
         out[0][...] = res
         return (out[0],)
     y = conv_forward(xp, x, w, bias, geo, out=None if out is None else out[0],
-                     finish=epilogue(xp, None if residual is None else to_cf(residual, cl), relu))
+                     finish=epilogue(xp, None if residual is None else to_cf(residual, cl), relu),
+                     workspace=scratch)
     return (y,)
 
 

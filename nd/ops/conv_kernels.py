@@ -44,7 +44,7 @@ import numpy as np
 
 from ..attrs import Attrs
 from ..errors import AttrError, ShapeError
-from . import depthwise
+from . import depthwise, scratch
 from .blas import CHUNK_BYTES, THREADED_BLAS, chunk_limit  # noqa: F401 - THREADED_BLAS re-exported
 from .winograd import use_winograd, winograd_forward
 
@@ -282,10 +282,15 @@ class FlatGrid:
         """Grid positions computed per output position."""
         return self.image / max(1, prod(self.out_sp))
 
-    def flatten(self, xp, x):
-        """(C, front + N * image + back) zero-margined copy of x (N, C, *in)."""
+    def flat_shape(self, x_shape: tuple) -> tuple:
+        return (x_shape[1], self.front + x_shape[0] * self.image + self.back)
+
+    def flatten(self, xp, x, flat=None):
+        """(C, front + N * image + back) zero-margined copy of x (N, C, *in), into `flat` (of
+        that shape, any content: every element is written) when given."""
         n, c = x.shape[:2]
-        flat = xp.empty((c, self.front + n * self.image + self.back), dtype=x.dtype)
+        if flat is None:
+            flat = xp.empty(self.flat_shape(x.shape), dtype=x.dtype)
         flat[:, :self.front] = 0
         flat[:, self.front + n * self.image:] = 0
         grid = flat[:, self.front:self.front + n * self.image].reshape((c, n) + self.rows)
@@ -334,18 +339,19 @@ class FlatGrid:
         return grid[(slice(None), slice(None)) + tuple(slice(0, s) for s in self.out_sp[1:])]
 
 
-def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid, finish=None) -> None:
+def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid, finish=None, workspace=None) -> None:
     """Stride-1 convolution into `out` by FlatGrid chunks (any kernel, dilation, groups);
-    `finish(dst, where)` (an epilogue: conv_forward) runs on each chunk of `out` once written."""
+    `finish(dst, where)` (an epilogue: conv_forward) runs on each chunk of `out` once written;
+    the temporaries come from `workspace` (scratch.take)."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
     kk = c * prod(geo.kernel)
     w3 = w.reshape(g, o // g, kk // g)
-    flat = grid.flatten(xp, x)
     spans = list(grid.chunks(xp, n, kk * out.itemsize))
     most = max(m for *_, m in spans)
-    buf = xp.empty(kk * most, dtype=x.dtype)
-    rbuf = xp.empty(o * most, dtype=out.dtype)
+    flat, buf, rbuf = scratch.take(xp, workspace, [(grid.flat_shape(x.shape), x.dtype), ((kk * most,), x.dtype),
+                                                   ((o * most,), out.dtype)])
+    grid.flatten(xp, x, flat)
     for ims, rows, q0, m in spans:
         cols = grid.columns(xp, flat, q0, m, buf).reshape(g, kk // g, m)
         res = rbuf[:o * m].reshape(g, o // g, m)
@@ -357,17 +363,17 @@ def _flat_forward(xp, x, w, b, geo: Geometry, out, grid: FlatGrid, finish=None) 
             finish(dst, where)
 
 
-def _im2col_forward(xp, x, w, b, geo: Geometry, out, finish=None) -> None:
+def _im2col_forward(xp, x, w, b, geo: Geometry, out, finish=None, workspace=None) -> None:
     """Any convolution into `out` by im2col GEMMs, chunked over images; one column buffer
-    and one GEMM result buffer serve every chunk (`finish`: see _flat_forward)."""
+    and one GEMM result buffer serve every chunk (`finish`, `workspace`: see _flat_forward)."""
     n, c = x.shape[:2]
     o, g = w.shape[0], geo.groups
     out_sp = tuple(out.shape[2:])
     kk = c * prod(geo.kernel)
     w3 = w.reshape(g, o // g, kk // g)
     per = min(n, chunk_limit(xp, kk * prod(out_sp) * x.itemsize))
-    buf = xp.empty(kk * per * prod(out_sp), dtype=x.dtype)
-    rbuf = xp.empty(o * per * prod(out_sp), dtype=out.dtype)
+    buf, rbuf = scratch.take(xp, workspace, [((kk * per * prod(out_sp),), x.dtype),
+                                             ((o * per * prod(out_sp),), out.dtype)])
     for n0 in range(0, n, per):
         n1 = min(n, n0 + per)
         cols = _im2col(xp, x[n0:n1], geo, out_sp, buf)
@@ -432,9 +438,10 @@ def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
             acc += b.reshape(bcast)
 
 
-def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None):
+def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None, workspace=None):
     """Channel-first convolution: (N, C, *in) x (O, C/G, *k) -> (N, O, *out), written into
-    `out` when given (a contiguous array of that shape).
+    `out` when given (a contiguous array of that shape); the GEMM and Winograd kernels take
+    their temporaries from `workspace` (a uint8 buffer: scratch.py) when it is large enough.
 
     `finish(dst, where)` is an epilogue (a residual add, an activation: conv_fused.py) run
     in place on ``dst = out[where]``, chunk by chunk right after the GEMM wrote it (while it
@@ -458,14 +465,14 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None):
     elif _is_depthwise(geo, c):
         _depthwise_forward(xp, x, w, b, geo, out)
     elif use_winograd(x, w, geo.kernel, geo.stride, geo.dilate, geo.groups, out_sp):
-        winograd_forward(xp, x, w, b, geo.pad, out, finish)
+        winograd_forward(xp, x, w, b, geo.pad, out, finish, workspace)
         return out
     else:
         grid = _flat_grid(geo, x.shape[2:], out_sp)
         if grid is not None:
-            _flat_forward(xp, x, w, b, geo, out, grid, finish)
+            _flat_forward(xp, x, w, b, geo, out, grid, finish, workspace)
         else:
-            _im2col_forward(xp, x, w, b, geo, out, finish)
+            _im2col_forward(xp, x, w, b, geo, out, finish, workspace)
         return out
     if finish is not None:
         finish(out, Ellipsis)

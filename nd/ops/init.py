@@ -3,6 +3,7 @@ and the `*_like` ones."""
 from __future__ import annotations
 
 import math
+import mmap
 
 import numpy as np
 
@@ -40,13 +41,33 @@ def _dtype_out(a):
     return [], [np.dtype(a.dtype or "float32")]
 
 
+#: zero arrays of at least this many bytes are mapped from the OS (`lazy_zeros`)
+LAZY_ZEROS_BYTES = 1 << 20
+
+
+def lazy_zeros(xp, shape: tuple, dtype):
+    """A zero array whose pages become resident only when written: gradient buffers that
+    inference never writes cost no memory. numpy's calloc gives that only while glibc serves
+    the size by mmap; once a freed block has raised glibc's (dynamic) mmap threshold, calloc
+    takes it from the heap and writes every byte. So arrays of LAZY_ZEROS_BYTES or more are
+    a private anonymous mapping of their own (private: a forked worker's writes stay its own),
+    unmapped when the array goes."""
+    dtype = np.dtype(dtype)
+    size = math.prod(shape)
+    if xp is not np or size * dtype.itemsize < LAZY_ZEROS_BYTES:
+        return xp.zeros(shape, dtype=dtype)
+    pages = mmap.mmap(-1, size * dtype.itemsize, flags=mmap.MAP_PRIVATE,
+                      prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return np.frombuffer(pages, dtype=dtype, count=size).reshape(shape)
+
+
 def _filled(value_of):
     def forward(xp, a):
         value = value_of(a)
         if value == 0:
-            # calloc'd: the OS maps large zero arrays lazily, so gradient buffers that inference
-            # never writes cost no resident memory (xp.full writes every page)
-            return (xp.zeros(tuple(a.shape), dtype=a.dtype or "float32"),)
+            # lazily mapped: zero pages cost no resident memory until written (xp.full writes
+            # every page)
+            return (lazy_zeros(xp, tuple(a.shape), a.dtype or "float32"),)
         return (xp.full(tuple(a.shape), value, dtype=a.dtype or "float32"),)
     return forward
 

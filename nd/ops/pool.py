@@ -28,6 +28,7 @@ import itertools
 
 import numpy as np
 
+from . import scratch
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, AutogradError, ShapeError
 from ..registry import merge_shape, register, same_type
@@ -190,25 +191,30 @@ def _window_taps(n_in: int, n_out: int, k: int, s: int, lo: int):
             yield o0, o1, o0 * s - lo + t
 
 
-def _reduce_dim(xp, x, axis: int, k: int, s: int, lo: int, n_out: int, is_max: bool, fill):
+def _reduce_dim(xp, x, axis: int, k: int, s: int, lo: int, n_out: int, is_max: bool, fill, dst=None):
     """Max or sum over the windows of one spatial dim (window o starts at o*s - lo), from
-    strided slices of the unpadded input: k - 1 elementwise ops over the reduced array."""
+    strided slices of the unpadded input: k - 1 elementwise ops over the reduced array,
+    written into `dst` (the result's shape and dtype, any content) when given."""
     n_in, nd = x.shape[axis], x.ndim
     if n_out == 1 and lo == 0 and k >= n_in:          # one window over the whole dim
-        return x.max(axis=axis, keepdims=True) if is_max else x.sum(axis=axis, keepdims=True, dtype=x.dtype)
+        red = x.max(axis=axis, keepdims=True) if is_max else x.sum(axis=axis, keepdims=True, dtype=x.dtype)
+        if dst is None:
+            return red
+        dst[...] = red
+        return dst
     op = xp.maximum if is_max else xp.add
     taps = list(_window_taps(n_in, n_out, k, s, lo))
     part = [x[_along(axis, nd, slice(i0, i0 + (o1 - o0 - 1) * s + 1, s))] for o0, o1, i0 in taps]
     full = [j for j, (o0, o1, _) in enumerate(taps) if o0 == 0 and o1 == n_out]
     if len(full) >= 2:
-        out = op(part[full[0]], part[full[1]])
+        out = op(part[full[0]], part[full[1]], out=dst)
         done = set(full[:2])
     elif full:
-        out = part[full[0]].copy()
+        out = part[full[0]].copy() if dst is None else _assign(dst, part[full[0]])
         done = {full[0]}
     else:
         shape = x.shape[:axis] + (n_out,) + x.shape[axis + 1:]
-        out = xp.full(shape, fill, dtype=x.dtype)
+        out = xp.full(shape, fill, dtype=x.dtype) if dst is None else _assign(dst, fill)
         done = set()
     for j, (o0, o1, _) in enumerate(taps):
         if j not in done:
@@ -217,10 +223,16 @@ def _reduce_dim(xp, x, axis: int, k: int, s: int, lo: int, n_out: int, is_max: b
     return out
 
 
-def pool_forward(xp, a: Attrs, x, geo: PoolGeometry):
+def _assign(dst, value):
+    dst[...] = value
+    return dst
+
+
+def pool_forward(xp, a: Attrs, x, geo: PoolGeometry, workspace=None):
     """Channel-first pooling of x (N, C, *in) -> (N, C, *out): max and sum are separable, so
     each spatial dim is reduced in turn (no padded copy; windows are clipped to the input,
-    the padding adding nothing), then avg divides and Lp takes the root."""
+    the padding adding nothing), then avg divides and Lp takes the root. The partly reduced
+    arrays between the dims come from `workspace` (scratch.take)."""
     is_max = a.pool_type == "max"
     out = _signed_power(xp, x, a.p_value) if a.pool_type == "lp" else x
     fill = _lowest(x.dtype) if is_max else 0
@@ -229,9 +241,12 @@ def pool_forward(xp, a: Attrs, x, geo: PoolGeometry):
         # global pooling: one reduction over every spatial axis
         red = out.max(axis=axes, keepdims=True) if is_max else out.sum(axis=axes, keepdims=True, dtype=out.dtype)
         return _finish(xp, a, geo, red)
-    for d in range(len(geo.kernel)):
+    nsp = len(geo.kernel)
+    steps = [tuple(x.shape[:2]) + tuple(geo.out_sp[:d + 1]) + tuple(x.shape[3 + d:]) for d in range(nsp - 1)]
+    between = scratch.take(xp, workspace, [(shape, out.dtype) for shape in steps]) + [None]
+    for d in range(nsp):
         out = _reduce_dim(xp, out, 2 + d, geo.kernel[d], geo.stride[d], geo.pad_lo[d], geo.out_sp[d],
-                          is_max, fill)
+                          is_max, fill, between[d])
     if out is x:
         out = out.copy()
     return _finish(xp, a, geo, out)
@@ -388,14 +403,15 @@ def _pool_type(a: Attrs, dtype):
 
 
 @register("Pooling", aliases=("_npx_pooling",), outputs=_pool_outputs, num_visible_outputs=1,
-          attrs=dict(POOL_ATTRS), infer_shape=_pool_forward_shape, infer_type=_pool_type)
-def Pooling(xp, a: Attrs, data):
-    """Max / average / sum / Lp pooling over 1-D, 2-D or 3-D windows."""
+          attrs=dict(POOL_ATTRS), infer_shape=_pool_forward_shape, infer_type=_pool_type, scratch=True)
+def Pooling(xp, a: Attrs, data, scratch=None):
+    """Max / average / sum / Lp pooling over 1-D, 2-D or 3-D windows (the partial reductions
+    in `scratch`, a plan's lent buffer)."""
     _pool_shape(a, data.shape)
     cl = is_channel_last(a.layout)
     x = to_cf(data, cl)
     geo = pool_geometry(a, tuple(x.shape[2:]))
-    out = from_cf(xp, pool_forward(xp, a, x, geo), cl)
+    out = from_cf(xp, pool_forward(xp, a, x, geo, scratch), cl)
     if has_workspace(a):
         return out, xp.broadcast_to(xp.zeros((), dtype=np.int32), out.shape)
     return (out,)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import scratch
 from .blas import THREADED_BLAS
 
 #: Winograd's weight transform G (4x3); its input transform B^T and output transform A^T are
@@ -48,12 +49,16 @@ def use_winograd(x, w, kernel: tuple, stride: tuple, dilate: tuple, groups: int,
     return min(c, o) >= WINO_MIN_CHANNELS and tiles >= WINO_MIN_TILES_PER_CHANNEL * max(c, o)
 
 
-def winograd_weight(xp, w):
+def winograd_weight(xp, w, out=None):
     """U (16, O, C) = G w G^T of every (output, input) channel pair: one (16, 9) x (9, O*C)
-    GEMM whose right operand is the weight read transposed in place (no copy)."""
+    GEMM whose right operand is the weight read transposed in place (no copy); into `out`
+    (16, O, C) when given."""
     o, c = w.shape[:2]
     gg = xp.asarray(np.kron(WINO_G, WINO_G).astype(w.dtype))      # (16, 9)
-    return xp.matmul(gg, w.reshape(o * c, 9).T).reshape(16, o, c)
+    if out is None:
+        return xp.matmul(gg, w.reshape(o * c, 9).T).reshape(16, o, c)
+    xp.matmul(gg, w.reshape(o * c, 9).T, out=out.reshape(16, o * c))
+    return out
 
 
 def _bt(xp, d, out) -> None:
@@ -76,14 +81,14 @@ class _Buffers:
     """Buffers of one Winograd call, channel-last so that every transform step is an
     elementwise op over contiguous channel vectors."""
 
-    def __init__(self, xp, n: int, c: int, o: int, th: int, tw: int, dtype, out_dtype):
+    def __init__(self, xp, n: int, c: int, o: int, th: int, tw: int, dtype, out_dtype, workspace=None):
+        """Buffers for chunks of n images, and the transformed weight U (16, O, C), from
+        `workspace` (scratch.take); the padded input's margins are left to the caller."""
         self.th, self.tw = th, tw
-        self.xpad = xp.zeros((n, 2 * th + 2, 2 * tw + 2, c), dtype=dtype)
-        self.rows = xp.empty((4, n, th, 2 * tw + 2, c), dtype=dtype)
-        self.v = xp.empty((4, 4, n, th, tw, c), dtype=dtype)
-        self.m = xp.empty((16, n * th * tw, o), dtype=out_dtype)
-        self.s = xp.empty((2, 4, n, th, tw, o), dtype=out_dtype)
-        self.y = xp.empty((n, th, 2, tw, 2, o), dtype=out_dtype)
+        (self.u, self.xpad, self.rows, self.v, self.m, self.s, self.y) = scratch.take(xp, workspace, [
+            ((16, o, c), dtype), ((n, 2 * th + 2, 2 * tw + 2, c), dtype), ((4, n, th, 2 * tw + 2, c), dtype),
+            ((4, 4, n, th, tw, c), dtype), ((16, n * th * tw, o), out_dtype), ((2, 4, n, th, tw, o), out_dtype),
+            ((n, th, 2, tw, 2, o), out_dtype)])
 
     def input(self, xp, k: int):
         """V (16, k*th*tw, C) = B^T d B of every 4x4 tile d (stride 2) of the first k images."""
@@ -119,18 +124,20 @@ def _images_per_chunk(xp, n: int, c: int, o: int, tiles_per_image: int, itemsize
     return max(1, min(n, max(by_tiles, by_bytes)))
 
 
-def winograd_forward(xp, x, w, b, pad: tuple, out, finish=None) -> None:
+def winograd_forward(xp, x, w, b, pad: tuple, out, finish=None, workspace=None) -> None:
     """3x3 stride-1 convolution of x (N, C, H, W) with w (O, C, 3, 3) (+ bias b) and padding
     `pad` into `out` (N, O, OH, OW), by Winograd F(2x2, 3x3), chunked over images;
-    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk."""
+    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk; the
+    temporaries come from `workspace` (scratch.take)."""
     n, c, h, wd = x.shape
     o = w.shape[0]
     oh, ow = out.shape[2:]
     th, tw = (oh + 1) // 2, (ow + 1) // 2
     ph, pw = pad
-    u = winograd_weight(xp, w).transpose(0, 2, 1)              # (16, C, O), read in place
     k = _images_per_chunk(xp, n, c, o, th * tw, x.itemsize)
-    buf = _Buffers(xp, k, c, o, th, tw, x.dtype, out.dtype)
+    buf = _Buffers(xp, k, c, o, th, tw, x.dtype, out.dtype, workspace)
+    scratch.zero_margins(buf.xpad, ph, pw, h, wd)
+    u = winograd_weight(xp, w, out=buf.u).transpose(0, 2, 1)  # (16, C, O), read in place
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)
         buf.xpad[:n1 - n0, ph:ph + h, pw:pw + wd] = x[n0:n1].transpose(0, 2, 3, 1)

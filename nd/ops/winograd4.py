@@ -25,6 +25,7 @@ import os
 
 import numpy as np
 
+from . import scratch
 from .blas import THREADED_BLAS
 
 #: F(4x4, 3x3) transforms (Lavin & Gray): B^T (6x6), G (6x3), A^T (4x6)
@@ -85,10 +86,11 @@ def weight4(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(u.reshape(36, o, c).transpose(0, 2, 1)).astype(w.dtype)
 
 
-def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None) -> None:
+def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None, workspace=None) -> None:
     """3x3 stride-1 convolution of x (N, C, H, W) with the transformed weight u (36, C, O)
     (+ bias b), padding `pad`, into `out` (N, O, OH, OW), chunked over images;
-    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk."""
+    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk; the
+    temporaries come from `workspace` (scratch.take)."""
     n, c, h, wd = x.shape
     o = u.shape[2]
     oh, ow = out.shape[2:]
@@ -96,12 +98,12 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None) -> None:
     ph, pw = pad
     k = n if xp is not np else max(1, min(n, CHUNK_BYTES // (36 * max(c, o) * th * tw * x.itemsize)))
     bb, aa = xp.asarray(_BB.astype(x.dtype)), xp.asarray(_AA.astype(out.dtype))
-    xpad = xp.zeros((k, 4 * th + 2, 4 * tw + 2, c), dtype=x.dtype)
     most = k * th * tw
     # two buffers, taking turns: tiles D, then V (D dead) into the second, M (V's operand
     # D dead) into the first, Y into the second -- half the memory of one buffer per stage
-    dbuf = xp.empty(36 * most * max(c, o), dtype=x.dtype)      # float32 (use_winograd4)
-    vbuf = xp.empty_like(dbuf)
+    big = ((36 * most * max(c, o),), x.dtype)                   # float32 (use_winograd4)
+    xpad, dbuf, vbuf = scratch.take(xp, workspace, [((k, 4 * th + 2, 4 * tw + 2, c), x.dtype), big, big])
+    scratch.zero_margins(xpad, ph, pw, h, wd)
     mbuf, ybuf = dbuf, vbuf
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)

@@ -17,11 +17,16 @@ spares the output two full passes over memory. Switch: HYBRIDGRAPH_CONV_EPILOGUE
 Winograd: a 3x3 stride-1 Convolution (fused or alone) with a frozen float32 weight that
 nd/ops/winograd4.use_winograd4 accepts for its input shape gets the weight transformed
 once here (a new constant `<weight>_winograd4`) and runs F(4x4, 3x3) -- no longer bitwise
-equal, within winograd4.ERROR_BOUND. Switch: HYBRIDGRAPH_WINOGRAD4=0.
+equal, within winograd4.ERROR_BOUND. Switch: HYBRIDGRAPH_WINOGRAD4=0. The node's weight
+input then only gives the weight's shape (the F(4x4) kernel reads the transform): it becomes
+a constant `<weight>_shape` that holds no memory (`weight_placeholder`), so a BatchNorm-folded
+weight (fold_batchnorm) is not kept by the plan beside its transform.
 """
 from __future__ import annotations
 
 import os
+
+import numpy as np
 
 from hybridgraph.nd.errors import MXNetError
 from hybridgraph.nd.ops import winograd4
@@ -59,6 +64,12 @@ def _is_add(node: Node, shapes: dict) -> bool:
     return False
 
 
+def weight_placeholder(w: np.ndarray) -> np.ndarray:
+    """A read-only array of `w`'s shape and dtype that holds no memory (every element is one
+    zero, broadcast): the weight input of a convolution that runs from its Winograd transform."""
+    return np.broadcast_to(np.zeros((), dtype=w.dtype), w.shape)
+
+
 class _Fuser:
     def __init__(self, heads: list[Entry], ctx: PassContext):
         self.uses = consumers(heads)
@@ -68,10 +79,11 @@ class _Fuser:
         self.conv = get_op("Convolution")
         self.ctx = ctx
         self.taken = ctx.taken_names(heads)
-        self.transformed: dict[str, Entry] = {}     # weight name -> its Winograd constant
+        self.transformed: dict[str, tuple] = {}     # weight name -> (its Winograd constant, placeholder)
 
-    def winograd(self, conv: Node) -> Entry | None:
-        """The constant holding the conv's weight transformed for F(4x4, 3x3), when it runs so."""
+    def winograd(self, conv: Node) -> tuple | None:
+        """(the constant holding the conv's weight transformed for F(4x4, 3x3), the weight's
+        placeholder constant), when it runs so."""
         wsrc = conv.inputs[1][0]
         dshape = self.shapes.get((id(conv.inputs[0][0]), conv.inputs[0][1]))
         if wsrc.op is not None or dshape is None:
@@ -84,8 +96,11 @@ class _Fuser:
         name = self.ctx.fresh_name(wsrc.name + "_winograd4", self.taken)
         u = winograd4.weight4(w)
         self.ctx.new_params[name] = u
-        entry = self.transformed[wsrc.name] = (_const_variable(name, u), 0)
-        return entry
+        shape_name = self.ctx.fresh_name(wsrc.name + "_shape", self.taken)
+        self.ctx.new_params[shape_name] = hollow = weight_placeholder(w)
+        entries = self.transformed[wsrc.name] = ((_const_variable(name, u), 0),
+                                                 (_const_variable(shape_name, hollow), 0))
+        return entries
 
     def private(self, node: Node) -> bool:
         """Whether the node's one output is read by one consumer and is no head."""
@@ -160,7 +175,8 @@ def fuse_conv_epilogue(heads: list[Entry], ctx: PassContext) -> list[Entry]:
             given["act_type"] = "relu"
         if wino is not None:
             given["winograd"] = True
-            inputs.append(wino)
+            inputs[1] = wino[1]
+            inputs.append(wino[0])
         return ((make_node(fused_op, node.name, given, inputs), 0),)
 
     return rebuild(heads, visit)

@@ -50,6 +50,8 @@ class Calibration:
         self.share = getattr(xp, "may_share_memory", None)
         self.forward_runs = 0
         self.observed: set[int] = set()
+        #: step index -> bytes of temporaries its kernel took (ops declaring `scratch`)
+        self.scratch: dict[int, int] = {}
 
     def _may_share(self, a, b) -> bool:
         if not hasattr(a, "shape") or not hasattr(b, "shape"):

@@ -4,6 +4,7 @@ A segment (the forward, or the backward, of a planned schedule) becomes the
 source of one function in which every step is ONE line calling the kernel::
 
     e7, = K3(xp, A3, e5, e6, out=(b7,))        # pooled buffer
+    e3, = K1(xp, A1, e2, out=(b3,), scratch=w1)    # + temporaries in lent pooled memory
     e8, = K4(xp, A4, e7, out=(e7,))            # in place
     e9, _ = K5(xp, A5, e8, is_train=T)         # the kernel allocates
     del e8
@@ -40,6 +41,7 @@ class Segment:
     filename: str
     line_step: dict = field(default_factory=dict)   # source line -> step index
     buffers: list = field(default_factory=list)     # entry ids whose pooled views `B` holds, in order
+    #                                                 (("w", k): step k's lent scratch bytes)
 
     def step_at(self, lineno: int) -> int | None:
         return self.line_step.get(lineno)
@@ -106,6 +108,9 @@ class _Writer:
         out = self.out_tuple(st)
         if out is not None:
             args.append(f"out={out}")
+        if k in self.plan.scratch:
+            args.append(f"scratch=w{k}")
+            self.buffers.append(("w", k))
         if st.op.train_aware:
             args.append("is_train=T")
         lhs = ", ".join(self.name(o) if o in used else "_" for o in st.outputs)
@@ -199,7 +204,8 @@ def _buffer_unpack(w: _Writer, line_index: int) -> None:
     """Replace the placeholder line with `b3, b7, = B` (the pooled views this segment writes)."""
     if w.buffers:
         w.buffers = list(dict.fromkeys(w.buffers))
-        w.lines[line_index] = "    " + "".join(f"b{e}, " for e in w.buffers) + "= B"
+        w.lines[line_index] = "    " + "".join(f"w{e[1]}, " if isinstance(e, tuple) else f"b{e}, "
+                                                for e in w.buffers) + "= B"
     else:
         w.lines[line_index] = "    pass"
 

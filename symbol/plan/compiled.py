@@ -53,12 +53,13 @@ from hybridgraph.nd import profiling
 from hybridgraph.nd.backend import Context
 from hybridgraph.nd.errors import MXNetError, also_like
 from hybridgraph.nd.kernel import kernel_message, run_kernel
+from hybridgraph.nd.ops import scratch as _scratch
 
 from ..graph import Entry
 from .calibration import Calibration, dead_after
 from .lower import lower, run_passes
 from .codegen import Segment, generate_backward, generate_forward
-from .memory import POOL, MemoryPlan, plan_memory, validate_plan
+from .memory import MemoryPlan, plan_memory, validate_plan
 from . import plan_cache
 from .plan_cache import new_storage
 from .report import plan_report
@@ -89,8 +90,15 @@ def step_error(st: Step, shapes: Sequence, exc: BaseException) -> ExecutionError
 
 # -- one planned variant ----------------------------------------------------------------------
 
+#: the planner's best-fit range for compiled plans: storages hold entries of about one size
+#: and `memory.pack` lets storages of different sizes share the arena (MXNet's 16 would
+#: put small entries in large storages, which then stay live through most of the run)
+PACKED_MATCH_RANGE = 2
+
+
 class _Arena:
-    """The pooled buffers of one call: storages and per-entry views for each segment."""
+    """The pooled memory of one call: its buffer (`storages`: what an evicted plan leaves to
+    the next plan of its graph) and per-entry views for each segment."""
 
     __slots__ = ("fwd", "bwd", "storages")
 
@@ -200,7 +208,8 @@ class Plan:
         calib.assume_unobserved()
         memory = plan_memory(sched, poolable=calib.poolable() - set(self.bound), aliases=calib.aliases,
                              not_writable=calib.not_writable | calib.bad, escape=self._escape(),
-                             fresh=self._fresh(), pinned=self._pinned())
+                             fresh=self._fresh(), pinned=self._pinned(), scratch=calib.scratch,
+                             match_range=PACKED_MATCH_RANGE)
         if VALIDATE:
             validate_plan(sched, memory)
         fwd = generate_forward(sched, memory, self.xp, self.saved, f"{self.label} forward", self.bound)
@@ -214,21 +223,27 @@ class Plan:
 
     def _new_arena(self) -> _Arena:
         sched, memory = self.sched, self.memory
-        storages = [new_storage(self, max(int(nb), 1)) if kind == POOL else None
-                    for nb, kind in zip(memory.storage_bytes, memory.storage_kind)]
+        # one buffer; each pooled storage a slice of it at its packed offset (memory.pack)
+        whole = new_storage(self, max(int(memory.arena_bytes), 1))
+        storages = [None if off is None else whole[off:off + max(int(nb), 1)]
+                    for nb, off in zip(memory.storage_bytes, memory.offsets)]
 
         def views(seg: Segment | None) -> tuple:
             if seg is None:
                 return ()
             out = []
             for e in seg.buffers:
+                if isinstance(e, tuple):           # ("w", step): the step's lent scratch bytes
+                    sid, nb = memory.scratch[e[1]]
+                    out.append(storages[sid][:nb])
+                    continue
                 nb = sched.nbytes(e)
                 buf = storages[memory.storage[e]][:nb]
                 out.append(buf.view(np.dtype(sched.dtypes[e])).reshape(tuple(sched.shapes[e])))
             return tuple(out)
         if self.on_new_arena is not None:
             self.on_new_arena(self)       # plan_cache: keep the byte budget
-        return _Arena(storages, views(self.fwd), views(self.bwd))
+        return _Arena([whole], views(self.fwd), views(self.bwd))
 
     def _take_arena(self) -> _Arena:
         if self.static:
@@ -344,8 +359,9 @@ class Plan:
 
     # -- the step-by-step path (first call of a signature, monitors, retained backward) ----------
     def interpret(self, steps: Sequence[tuple[int, Step]], env: dict, is_train: bool,
-                  observe=None, monitor=None) -> None:
+                  observe=None, monitor=None, scratch: dict | None = None) -> None:
         """Run steps one by one on `env` (entry id -> array); kernels allocate their results.
+        `scratch` (step index -> bytes) records the temporaries of kernels declaring `scratch`.
 
         Entries nothing reads later are dropped from `env` after their last step, so
         the run holds only live values (about the eager peak, not every intermediate).
@@ -360,7 +376,12 @@ class Plan:
                 monitor(st, env, False)
             t0 = profiling.ACTIVE and time.perf_counter_ns()
             try:
-                res = run_kernel(st.op, st.attrs, args, xp, is_train)
+                if scratch is not None and st.op.scratch:
+                    with _scratch.recording() as rec:
+                        res = run_kernel(st.op, st.attrs, args, xp, is_train)
+                    scratch[k] = rec.nbytes
+                else:
+                    res = run_kernel(st.op, st.attrs, args, xp, is_train)
             except Exception as exc:
                 raise step_error(st, [a.shape for a in args], exc) from exc
             if t0:
@@ -389,7 +410,8 @@ class Plan:
         env = self.start_env(inputs)
         calib = self._calib
         self.interpret(list(enumerate(sched.forward_steps)), env, is_train,
-                       observe=None if calib is None else calib.observe, monitor=monitor)
+                       observe=None if calib is None else calib.observe, monitor=monitor,
+                       scratch=None if calib is None else calib.scratch)
         outs = [env[e] for e in sched.outputs]
         if calib is not None:
             calib.forward_runs += 1
@@ -418,7 +440,8 @@ class Plan:
         nf = sched.n_forward
         try:
             self.interpret(list(enumerate(sched.backward_steps, start=nf)), env, saved.is_train,
-                           observe=None if calib is None else calib.observe, monitor=monitor)
+                           observe=None if calib is None else calib.observe, monitor=monitor,
+                           scratch=None if calib is None else calib.scratch)
         finally:
             if consume and saved.arena is not None:
                 self._give_arena(saved.arena)

@@ -20,6 +20,13 @@ PlanMemory (MXNet's src/nnvm/plan_memory.cc):
 * everything else (outputs of kernels that allocate their own results, and
   entries that escape the run) is *dynamic*: the kernel allocates it and the
   reference is dropped after its last use.
+* **scratch**: a step whose kernel takes temporaries (`scratch`: step index ->
+  bytes, measured by the calibrating run) gets a pooled storage live at that step only;
+* **packing**: the pooled storages are laid out in one arena buffer, largest first, each
+  at the lowest offset where it overlaps no storage live at a common step (`pack`, the
+  greedy-by-size layout of TFLite's arena planner) -- storages of different sizes share
+  memory, so the convolutions' column matrices and Winograd tiles live in the memory of
+  activations dead by then, and a big early activation's memory serves later small ones.
 
 The result is a side table (`MemoryPlan.storage[entry id] -> storage id`) plus
 the storages' sizes and kinds; `validate_plan` proves that no two groups live
@@ -48,7 +55,8 @@ class PlanError(MXNetError):
 
 @dataclass
 class MemoryStats:
-    """Bytes of one plan. `planned` = pooled storages + the peak of dynamic ones."""
+    """Bytes of one plan. `planned` = pooled storages + the peak of dynamic ones; `arena` =
+    the pooled storages packed into one buffer (storages live at no common step overlap)."""
 
     planned: int
     naive: int
@@ -57,6 +65,8 @@ class MemoryStats:
     dynamic_peak: int
     num_storages: int
     num_inplace: int
+    #: bytes of the one buffer the pooled storages are packed into (`pack`): what a plan holds
+    arena: int = 0
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -67,6 +77,7 @@ class MemoryPlan:
     """entry id -> storage id (-1: external, never planned), with each storage's size and kind.
 
     `inplace[e] = x`: output e reuses input x's storage at the step that writes e.
+    `scratch[k] = (sid, nbytes)`: storage sid is lent to step k's kernel for its temporaries.
     `root[e]`: the entry whose memory e is (itself unless e is a view of another entry).
     `written[e]`: e is written through `out=` into its storage (pooled or in-place).
     """
@@ -81,6 +92,12 @@ class MemoryPlan:
     last_use: list[int]
     fresh: frozenset = frozenset()
     stats: MemoryStats = field(repr=False, default=None)
+    #: step index -> (storage id, bytes) lent to the step's kernel for its temporaries
+    scratch: dict = field(default_factory=dict)
+    #: byte offset of each pooled storage in the plan's one arena buffer (None: not pooled)
+    offsets: list = field(default_factory=list)
+    #: bytes of that buffer (storages never live at the same step overlap: `pack`)
+    arena_bytes: int = 0
 
     def group_of(self, eid: int) -> int:
         return self.root[eid]
@@ -147,7 +164,7 @@ def plan_memory(sched: Schedule, *, poolable: Iterable[int] | None = None,
                 aliases: dict[int, Iterable[int]] | None = None, not_writable: Iterable[int] = (),
                 escape: Iterable[int] | None = None, fresh: Iterable[int] | None = None,
                 pinned: Iterable[int] = (), external: Iterable[int] = (), inplace: bool = True,
-                pool: bool = True, match_range: int = 16) -> MemoryPlan:
+                pool: bool = True, match_range: int = 16, scratch: dict[int, int] | None = None) -> MemoryPlan:
     """Plan the storage of every entry of `sched` (see the module docstring).
 
     poolable: entries a kernel writes with `out=` (default: every internal entry
@@ -159,7 +176,8 @@ def plan_memory(sched: Schedule, *, poolable: Iterable[int] | None = None,
     copies its outputs, passes none); pinned: entries that live to the end but
     may stay in pooled storage (saved activations a retained backward reads
     again); external: entries written straight into the caller's buffers
-    (MXNet's bound gradient arrays): not planned and not counted, like inputs.
+    (MXNet's bound gradient arrays): not planned and not counted, like inputs;
+    scratch: step index -> bytes of temporaries its kernel takes (lent pooled storage).
     """
     n = sched.num_entries
     external = {e for e in sched.external() if e >= 0} | {e for e in external if e is not None and e >= 0}
@@ -206,6 +224,7 @@ def plan_memory(sched: Schedule, *, poolable: Iterable[int] | None = None,
         return len(sizes) - 1
 
     released: set[int] = set()
+    lent_to: dict[int, tuple[int, int]] = {}
     for k, st in enumerate(sched.steps):
         taken: set[int] = set()
         for j, e in enumerate(st.outputs):
@@ -233,6 +252,9 @@ def plan_memory(sched: Schedule, *, poolable: Iterable[int] | None = None,
             else:
                 storage[e] = new_storage(sched.nbytes(e), DYNAMIC)
             live_groups[storage[e]] += 1
+        if pool and scratch and scratch.get(k, 0) > 0:
+            nb = int(scratch[k])
+            lent_to[k] = (new_storage(nb, POOL), nb)    # its own; `pack` overlaps it with others
         for e in dict.fromkeys(st.inputs + st.outputs):
             r = root[e]
             if r in released or r in g_external or g_last[r] != k or storage[r] < 0:
@@ -242,7 +264,9 @@ def plan_memory(sched: Schedule, *, poolable: Iterable[int] | None = None,
             live_groups[sid] -= 1
             if live_groups[sid] == 0 and kinds[sid] == POOL:
                 free.give(sid, sizes)
-    plan = MemoryPlan(storage, sizes, kinds, inplace_of, root, written, define, last, frozenset(fresh))
+    plan = MemoryPlan(storage, sizes, kinds, inplace_of, root, written, define, last, frozenset(fresh),
+                      scratch=lent_to)
+    plan.offsets, plan.arena_bytes = pack(sched, plan)
     plan.stats = memory_stats(sched, plan)
     return plan
 
@@ -271,6 +295,56 @@ def _same_layout(sched: Schedule, op, x: int, e: int) -> bool:
     if op.writes_out:
         return tuple(sched.shapes[x]) == tuple(sched.shapes[e])
     return sched.nbytes(x) == sched.nbytes(e)
+
+
+# -- packing --------------------------------------------------------------------------------
+
+#: offsets of storages of at least this many bytes in the arena are multiples of it (smaller
+#: ones: of 16, 8 or 4 -- the alignment of every dtype that fits)
+ARENA_ALIGN = 64
+
+
+def storage_intervals(sched: Schedule, plan: MemoryPlan) -> dict[int, list[tuple[int, int]]]:
+    """Pooled storage -> the step intervals it is live in: its groups' lifetimes (a group live
+    to the end of the run -- an output, a gradient, a pinned value -- counts as live from the
+    start: the caller may hand it back as an input of the next call) and its scratch step."""
+    end = len(sched.steps)
+    out: dict[int, list[tuple[int, int]]] = {}
+    for r, (lo, hi) in _group_intervals(sched, plan).items():
+        sid = plan.storage[r]
+        if plan.storage_kind[sid] == POOL:
+            out.setdefault(sid, []).append((0 if hi >= end else max(lo, 0), hi))
+    for k, (sid, _) in plan.scratch.items():
+        out.setdefault(sid, []).append((k, k))
+    return out
+
+
+def _overlap(a: list[tuple[int, int]], b: list[tuple[int, int]]) -> bool:
+    return any(lo1 <= hi2 and lo2 <= hi1 for lo1, hi1 in a for lo2, hi2 in b)
+
+
+def pack(sched: Schedule, plan: MemoryPlan) -> tuple[list, int]:
+    """(offset per storage, None unless pooled; arena bytes): storages largest first, each
+    at the lowest aligned offset clear of every placed storage live at a common step."""
+    live = storage_intervals(sched, plan)
+    offsets: list = [None] * len(plan.storage_bytes)
+    placed: list[tuple[int, int, list]] = []          # (offset, bytes, intervals)
+    order = sorted((sid for sid, kind in enumerate(plan.storage_kind) if kind == POOL),
+                   key=lambda sid: (-plan.storage_bytes[sid], sid))
+    total = 0
+    for sid in order:
+        size = max(int(plan.storage_bytes[sid]), 1)
+        align = ARENA_ALIGN if size >= ARENA_ALIGN else 16 if size >= 16 else 8 if size >= 8 else 4
+        iv = live.get(sid, [])
+        at = 0
+        for off, nb, _ in sorted((p for p in placed if _overlap(iv, p[2])), key=lambda p: p[0]):
+            if at + size <= off:
+                break
+            at = max(at, -(-(off + nb) // align) * align)
+        offsets[sid] = at
+        placed.append((at, size, iv))
+        total = max(total, at + size)
+    return offsets, total
 
 
 # -- statistics -----------------------------------------------------------------------------
@@ -313,12 +387,15 @@ def _peak(intervals: Iterable[tuple[int, int, int]], nsteps: int) -> int:
 
 
 def memory_stats(sched: Schedule, plan: MemoryPlan) -> MemoryStats:
-    """Planned, naive and lower-bound bytes of a plan (internal entries only)."""
+    """Planned, naive and lower-bound bytes of a plan (internal entries, and the scratch lent
+    to kernels: the lower bound counts it at its step)."""
     nsteps = len(sched.steps)
-    naive = sum(sched.nbytes(e) for e in range(sched.num_entries) if plan.define[e] >= 0)
+    naive = sum(sched.nbytes(e) for e in range(sched.num_entries) if plan.define[e] >= 0) \
+        + sum(nb for _, nb in plan.scratch.values())
     gbytes = _group_bytes(sched, plan)
     giv = _group_intervals(sched, plan)
-    lower = _peak(((lo, hi, gbytes.get(r, 0)) for r, (lo, hi) in giv.items()), nsteps)
+    lent = [(k, k, nb) for k, (_, nb) in plan.scratch.items()]      # a kernel's temporaries
+    lower = _peak([(lo, hi, gbytes.get(r, 0)) for r, (lo, hi) in giv.items()] + lent, nsteps)
     pooled = sum(s for s, kd in zip(plan.storage_bytes, plan.storage_kind) if kd == POOL)
     siv: dict[int, list[int]] = {}
     for r, (lo, hi) in giv.items():
@@ -332,7 +409,8 @@ def memory_stats(sched: Schedule, plan: MemoryPlan) -> MemoryStats:
             siv[sid] = [lo, hi]
     dyn = _peak(((lo, hi, plan.storage_bytes[sid]) for sid, (lo, hi) in siv.items()), nsteps)
     return MemoryStats(planned=pooled + dyn, naive=naive, lower_bound=lower, pooled=pooled,
-                       dynamic_peak=dyn, num_storages=len(plan.storage_bytes), num_inplace=len(plan.inplace))
+                       dynamic_peak=dyn, num_storages=len(plan.storage_bytes), num_inplace=len(plan.inplace),
+                       arena=plan.arena_bytes)
 
 
 # -- validation ------------------------------------------------------------------------------
@@ -374,6 +452,15 @@ def validate_plan(sched: Schedule, plan: MemoryPlan, fresh: Iterable[int] | None
         if plan.define[r] > lo:
             raise PlanError(f"{_desc(sched, r)} is the memory of a group but is written after a member of it")
         by_storage.setdefault(plan.storage[r], []).append((lo, hi, r))
+    _check_packing(sched, plan)
+    for k, (sid, nb) in plan.scratch.items():
+        if plan.storage_kind[sid] != POOL or plan.storage_bytes[sid] < nb:
+            raise PlanError(f"step {k}'s scratch ({nb} bytes) is lent storage {sid} of "
+                            f"{plan.storage_bytes[sid]} bytes ({plan.storage_kind[sid]})")
+        for lo, hi, r in by_storage.get(sid, ()):
+            if lo <= k <= hi:
+                raise PlanError(f"step {k}'s scratch is lent storage {sid}, which {_desc(sched, r)} "
+                                f"holds (live steps {lo}..{hi})")
     for sid, groups in by_storage.items():
         groups.sort()
         for (lo1, hi1, r1), (lo2, hi2, r2) in zip(groups, groups[1:]):
@@ -384,6 +471,22 @@ def validate_plan(sched: Schedule, plan: MemoryPlan, fresh: Iterable[int] | None
                 continue
             raise PlanError(f"storage {sid} is shared by {_desc(sched, r1)} (live steps {lo1}..{hi1}) and "
                             f"{_desc(sched, r2)} (live steps {lo2}..{hi2}) at the same time")
+
+
+def _check_packing(sched: Schedule, plan: MemoryPlan) -> None:
+    """Pooled storages that overlap in the arena are never live at a common step."""
+    live = storage_intervals(sched, plan)
+    spans = sorted((off, off + max(int(plan.storage_bytes[sid]), 1), sid)
+                   for sid, off in enumerate(plan.offsets) if off is not None)
+    if spans and spans[-1][1] > plan.arena_bytes:
+        raise PlanError(f"storage {spans[-1][2]} ends past the arena ({plan.arena_bytes} bytes)")
+    for i, (_, hi1, s1) in enumerate(spans):
+        for lo2, hi2, s2 in spans[i + 1:]:
+            if lo2 >= hi1:
+                break
+            if _overlap(live.get(s1, []), live.get(s2, [])):
+                raise PlanError(f"storages {s1} and {s2} overlap in the arena (bytes {lo2}..{min(hi1, hi2)}) "
+                                f"and are live at a common step")
 
 
 def _check_inplace(sched: Schedule, plan: MemoryPlan, producer: dict, intervals: dict, e: int, x: int) -> None:

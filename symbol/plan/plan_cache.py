@@ -20,12 +20,15 @@ large model's training and inference plans must not evict each other on every ca
 """
 from __future__ import annotations
 
+import ctypes
 import os
+import sys
 import threading
 import weakref
 from itertools import count
 
-from .memory import POOL
+import numpy as np
+
 
 #: bytes counted per plan beyond its buffers (generated code, schedule, calibration)
 PLAN_OVERHEAD = 64 << 10
@@ -65,7 +68,21 @@ def arena_bytes(plan) -> int:
     memory = plan.memory
     if memory is None:
         return 0
-    return sum(int(nb) for nb, kind in zip(memory.storage_bytes, memory.storage_kind) if kind == POOL)
+    return int(memory.arena_bytes)
+
+
+def constant_bytes(plan) -> int:
+    """Bytes of memory the constants of `plan` hold (BatchNorm-folded weights, Winograd
+    transforms: what graph passes made of frozen parameters), each buffer counted once; a
+    view counts its base, so a broadcast placeholder holds next to nothing. Reported by
+    `plan_cache_info`; the budget (`plan_bytes`) counts the arenas only."""
+    seen: dict[int, int] = {}
+    for value in plan.sched.constants.values():
+        base = value
+        while getattr(base, "base", None) is not None:
+            base = base.base
+        seen[id(base)] = int(getattr(base, "nbytes", 0))
+    return sum(seen.values())
 
 
 def plan_bytes(plan) -> int:
@@ -149,13 +166,39 @@ SPARE_KEEP = 16
 
 
 def new_storage(plan, nbytes: int):
-    """A byte buffer for an arena of `plan`: a spare one of the same graph, or a new one."""
+    """A byte buffer for an arena of `plan`: a spare one of the same graph, or a new one.
+
+    Before a new one, the C heap's free memory goes back to the OS (`trim_heap`): an arena
+    is made once per plan, after the plan's first, step-by-step run freed every value it
+    made, and a large arena is mapped fresh rather than carved from that freed memory."""
     if plan.spare:
         with _lock:               # evict (under _lock) extends and trims the same list
             buf = take_spare(plan.spare, nbytes)
         if buf is not None:
             return buf
+    if plan.xp is np:
+        trim_heap()
     return plan.xp.empty(nbytes, dtype="uint8")
+
+
+_malloc_trim: list = []
+
+
+def trim_heap() -> None:
+    """Return the free memory of glibc's heap to the OS (malloc_trim(0)); nothing elsewhere.
+    glibc keeps freed blocks below its trim threshold -- which it raises to twice the largest
+    block freed, up to 64 MiB -- so without this a process holds tens of MB it no longer uses."""
+    if not _malloc_trim:
+        fn = None
+        if sys.platform.startswith("linux"):
+            try:
+                fn = ctypes.CDLL(None).malloc_trim
+                fn.argtypes, fn.restype = [ctypes.c_size_t], ctypes.c_int
+            except (OSError, AttributeError):    # not glibc (musl has no malloc_trim)
+                fn = None
+        _malloc_trim.append(fn)
+    if _malloc_trim[0] is not None:
+        _malloc_trim[0](0)
 
 
 def take_spare(spare: list, nbytes: int):
@@ -174,4 +217,5 @@ def plan_cache_info(owners=None) -> dict:
         ids = None if owners is None else {id(o) for o in owners}
         live = [p for o, _, p in _live() if ids is None or id(o) in ids]
         return {"plans": len(live), "plan_bytes": sum(plan_bytes(p) for p in live),
+                "constant_bytes": sum(constant_bytes(p) for p in live),
                 "plan_cache_limit": _limit, "plan_evictions": _stats["evictions"]}
