@@ -24,7 +24,7 @@ from hybridgraph.symbol.plan.plan_cache import tick
 from hybridgraph.symbol.tracer import current_trace
 from hybridgraph.util import is_np_array
 
-from .cached_graph import INTERPRET
+from . import cached_graph
 from .parameter import arrays_on
 from .tracing import regroup
 
@@ -48,7 +48,7 @@ class DirectCall:
     def after_call(cls, block: Any, traced: Any, graph: Any, x: Any) -> DirectCall | None:
         """A direct path for calls like the inference call `block(x)` that just ran, or None
         when such calls need the general path."""
-        if (INTERPRET or type(x) is not NDArray or graph._foldable or not graph._feed_all
+        if (cached_graph.INTERPRET or type(x) is not NDArray or graph._foldable or not graph._feed_all
                 or len(traced.array_positions) != 1 or autograd._STATE.get() != _IDLE
                 or is_np_array() or block.__dict__.get("_op_hook") is not None):
             return None
@@ -69,7 +69,7 @@ class DirectCall:
         data = x._data
         block = self.block
         if (data.shape != self.shape or data.dtype != self.dtype or autograd._STATE.get() != _IDLE
-                or current_trace() is not None or profiling.ACTIVE or is_np_array()
+                or current_trace() is not None or profiling.ACTIVE or is_np_array() or cached_graph.INTERPRET
                 or block._forward_pre_hooks or block._forward_hooks or block.__dict__.get("_op_hook")):
             return None
         plan, cg = self.plan, self.cg
