@@ -1,11 +1,11 @@
 """ResNets V1 and V2 (MXNet 1.9.1's ``gluon.model_zoo.vision.resnet``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ... import nn
 from ...hybrid_block import HybridBlock
-from ._common import finish
+from ._common import entry_point, finish
 
 __all__ = ["ResNetV1", "ResNetV2",
            "BasicBlockV1", "BasicBlockV2",
@@ -26,7 +26,37 @@ def _downsample_v1(channels: int, stride: int, in_channels: int) -> nn.HybridSeq
     return out
 
 
-class BasicBlockV1(HybridBlock):
+class _BlockV1(HybridBlock):
+    """Post-activation residual block: relu(body(x) + shortcut(x)), the shortcut a 1x1 conv + BN
+    when downsampling. `_shortcut_first`: the sum's operand order (MXNet's differs between the
+    two V1 blocks, and the exported graph keeps it)."""
+
+    _shortcut_first = True
+
+    def hybrid_forward(self, F, x):
+        out = self.body(x)
+        residual = x if self.downsample is None else self.downsample(x)
+        return F.Activation(residual + out if self._shortcut_first else out + residual, act_type="relu")
+
+
+class _BlockV2(HybridBlock):
+    """Pre-activation residual block: steps BN, relu, conv (``bn1, conv1`` ... ``bn<_depth>, conv<_depth>``);
+    the shortcut (a 1x1 conv when downsampling) reads the first activation."""
+
+    _depth = 2
+
+    def hybrid_forward(self, F, x):
+        residual = x
+        x = F.Activation(self.bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        for i in range(2, self._depth + 1):
+            x = getattr(self, f"conv{i}")(F.Activation(getattr(self, f"bn{i}")(x), act_type="relu"))
+        return x + residual
+
+
+class BasicBlockV1(_BlockV1):
     r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
     <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.
 
@@ -54,13 +84,8 @@ class BasicBlockV1(HybridBlock):
         self.body.add(nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        out = self.body(x)
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(residual + out, act_type="relu")
 
-
-class BottleneckV1(HybridBlock):
+class BottleneckV1(_BlockV1):
     r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
     <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.
 
@@ -76,6 +101,8 @@ class BottleneckV1(HybridBlock):
         Number of input channels. Default is 0, to infer from the graph.
     """
 
+    _shortcut_first = False
+
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
         super().__init__(**kwargs)
@@ -90,13 +117,8 @@ class BottleneckV1(HybridBlock):
         self.body.add(nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        out = self.body(x)
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(out + residual, act_type="relu")
 
-
-class BasicBlockV2(HybridBlock):
+class BasicBlockV2(_BlockV2):
     r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
     <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.
 
@@ -122,17 +144,8 @@ class BasicBlockV2(HybridBlock):
         self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
                            if downsample else None)
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        return x + residual
 
-
-class BottleneckV2(HybridBlock):
+class BottleneckV2(_BlockV2):
     r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
     <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.
 
@@ -148,6 +161,8 @@ class BottleneckV2(HybridBlock):
         Number of input channels. Default is 0, to infer from the graph.
     """
 
+    _depth = 3
+
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
         super().__init__(**kwargs)
@@ -159,16 +174,6 @@ class BottleneckV2(HybridBlock):
         self.conv3 = nn.Conv2D(channels, kernel_size=1, strides=1, use_bias=False)
         self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
                            if downsample else None)
-
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        x = self.conv3(F.Activation(self.bn3(x), act_type="relu"))
-        return x + residual
 
 
 def _add_stem(features: nn.HybridSequential, channels: int, thumbnail: bool) -> None:
@@ -308,51 +313,10 @@ def get_resnet(version: int, num_layers: int, pretrained: Any = False, ctx: Any 
     return finish(net, f"resnet{num_layers}_v{version}", pretrained, ctx, root)
 
 
-def resnet18_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-18 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 18, **kwargs)
+def _resnet(version: int, num_layers: int) -> Callable[..., HybridBlock]:
+    return entry_point(f"resnet{num_layers}_v{version}", f"ResNet-{num_layers} V{version}", get_resnet,
+                       version, num_layers)
 
 
-def resnet34_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-34 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 34, **kwargs)
-
-
-def resnet50_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-50 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 50, **kwargs)
-
-
-def resnet101_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-101 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 101, **kwargs)
-
-
-def resnet152_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-152 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 152, **kwargs)
-
-
-def resnet18_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-18 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 18, **kwargs)
-
-
-def resnet34_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-34 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 34, **kwargs)
-
-
-def resnet50_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-50 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 50, **kwargs)
-
-
-def resnet101_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-101 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 101, **kwargs)
-
-
-def resnet152_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-152 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 152, **kwargs)
+resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1, resnet152_v1 = (_resnet(1, n) for n in resnet_spec)
+resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2 = (_resnet(2, n) for n in resnet_spec)
