@@ -466,58 +466,34 @@ class _GlobalPooling(_Pooling):
         super().__init__((1,) * n, None, 0, True, True, self._pool_type, layout, **kwargs)
 
 
-class GlobalMaxPool1D(_GlobalPooling):
-    """Global max pooling operation for one dimensional (temporal) data; `layout` 'NCW' or 'NWC'."""
+def _global_pooling(name: str, ndim: int, pool_type: str, default_layout: str, doc: str) -> type:
+    """The public class `name`: global `pool_type` pooling over `ndim` spatial axes, constructed
+    as ``name(layout=default_layout, **kwargs)`` (MXNet's signature)."""
 
-    _ndim, _pool_type = 1, "max"
+    def init(self, layout: str = default_layout, **kwargs: Any):
+        _GlobalPooling.__init__(self, layout, **kwargs)
 
-    def __init__(self, layout: str = "NCW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalMaxPool2D(_GlobalPooling):
-    """Global max pooling operation for two dimensional (spatial) data; `layout` 'NCHW' or 'NHWC'."""
-
-    _ndim, _pool_type = 2, "max"
-
-    def __init__(self, layout: str = "NCHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
+    init.__name__, init.__qualname__ = "__init__", f"{name}.__init__"
+    return type(name, (_GlobalPooling,), {"__doc__": doc, "__init__": init, "__module__": __name__,
+                                          "_ndim": ndim, "_pool_type": pool_type})
 
 
-class GlobalMaxPool3D(_GlobalPooling):
-    """Global max pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'."""
-
-    _ndim, _pool_type = 3, "max"
-
-    def __init__(self, layout: str = "NCDHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool1D(_GlobalPooling):
-    """Global average pooling operation for temporal data; `layout` 'NCW' or 'NWC'."""
-
-    _ndim, _pool_type = 1, "avg"
-
-    def __init__(self, layout: str = "NCW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool2D(_GlobalPooling):
-    """Global average pooling operation for spatial data; `layout` 'NCHW' or 'NHWC'."""
-
-    _ndim, _pool_type = 2, "avg"
-
-    def __init__(self, layout: str = "NCHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool3D(_GlobalPooling):
-    """Global average pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'."""
-
-    _ndim, _pool_type = 3, "avg"
-
-    def __init__(self, layout: str = "NCDHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
+GlobalMaxPool1D = _global_pooling(
+    "GlobalMaxPool1D", 1, "max", "NCW",
+    "Global max pooling operation for one dimensional (temporal) data; `layout` 'NCW' or 'NWC'.")
+GlobalMaxPool2D = _global_pooling(
+    "GlobalMaxPool2D", 2, "max", "NCHW",
+    "Global max pooling operation for two dimensional (spatial) data; `layout` 'NCHW' or 'NHWC'.")
+GlobalMaxPool3D = _global_pooling(
+    "GlobalMaxPool3D", 3, "max", "NCDHW", "Global max pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'.")
+GlobalAvgPool1D = _global_pooling(
+    "GlobalAvgPool1D", 1, "avg", "NCW", "Global average pooling operation for temporal data; `layout` 'NCW' or 'NWC'.")
+GlobalAvgPool2D = _global_pooling(
+    "GlobalAvgPool2D", 2, "avg", "NCHW",
+    "Global average pooling operation for spatial data; `layout` 'NCHW' or 'NHWC'.")
+GlobalAvgPool3D = _global_pooling(
+    "GlobalAvgPool3D", 3, "avg", "NCDHW",
+    "Global average pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'.")
 
 
 class ReflectionPad2D(HybridBlock):
