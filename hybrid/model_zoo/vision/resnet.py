@@ -186,14 +186,18 @@ def _add_stem(features: nn.HybridSequential, channels: int, thumbnail: bool) -> 
         features.add(nn.MaxPool2D(3, 2, 1))
 
 
-def _make_stage(block: type, layers: int, channels: int, stride: int, stage_index: int,
-                in_channels: int = 0) -> nn.HybridSequential:
-    stage = nn.HybridSequential(prefix=f"stage{stage_index}_")
-    with stage.name_scope():
-        stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels, prefix=""))
-        for _ in range(layers - 1):
-            stage.add(block(channels, 1, False, in_channels=channels, prefix=""))
-    return stage
+def _add_stages(features: nn.HybridSequential, block: type, layers: list, channels: list) -> None:
+    """Stage i+1 (``stage<i+1>_``): `layers[i]` blocks taking channels[i] to channels[i+1], the
+    first of them striding by 2 (except in stage 1) and downsampling when the width changes."""
+    for i, num_layer in enumerate(layers):
+        stage = nn.HybridSequential(prefix=f"stage{i + 1}_")
+        with stage.name_scope():
+            out_channels, in_channels = channels[i + 1], channels[i]
+            stage.add(block(out_channels, 1 if i == 0 else 2, out_channels != in_channels,
+                            in_channels=in_channels, prefix=""))
+            for _ in range(num_layer - 1):
+                stage.add(block(out_channels, 1, False, in_channels=out_channels, prefix=""))
+        features.add(stage)
 
 
 class ResNetV1(HybridBlock):
@@ -221,10 +225,7 @@ class ResNetV1(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             _add_stem(self.features, channels[0], thumbnail)
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
-                                              in_channels=channels[i]))
+            _add_stages(self.features, block, layers, channels)
             self.features.add(nn.GlobalAvgPool2D())
             self.output = nn.Dense(classes, in_units=channels[-1])
 
@@ -258,17 +259,12 @@ class ResNetV2(HybridBlock):
             self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.BatchNorm(scale=False, center=False))
             _add_stem(self.features, channels[0], thumbnail)
-            in_channels = channels[0]
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
-                                              in_channels=in_channels))
-                in_channels = channels[i + 1]
+            _add_stages(self.features, block, layers, channels)
             self.features.add(nn.BatchNorm())
             self.features.add(nn.Activation("relu"))
             self.features.add(nn.GlobalAvgPool2D())
             self.features.add(nn.Flatten())
-            self.output = nn.Dense(classes, in_units=in_channels)
+            self.output = nn.Dense(classes, in_units=channels[-1])
 
     def hybrid_forward(self, F, x):
         return self.output(self.features(x))
