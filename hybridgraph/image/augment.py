@@ -149,38 +149,56 @@ class BrightnessJitterAug(Augmenter):
         return src
 
 
-class ContrastJitterAug(Augmenter):
+class _GrayBlendAug(Augmenter):
+    """In place, ``src * alpha + (1 - alpha) * grey`` with ``alpha = 1 + U(-amount, amount)``;
+    `amount` is the attribute named `_amount_attr`, the grey term (already times ``1 - alpha``)
+    a subclass's `_gray`."""
+
+    _amount_attr = ""
+
+    def __init__(self, **kwargs: Any):
+        super().__init__(**kwargs)
+        self.coef = nd.array(_GRAY_COEF)
+
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
+        raise NotImplementedError("Must override implementation.")
+
+    def __call__(self, src: NDArray) -> NDArray:
+        amount = getattr(self, self._amount_attr)
+        alpha = 1.0 + random.uniform(-amount, amount)
+        gray = self._gray(src, alpha)
+        src *= alpha
+        src += gray
+        return src
+
+
+class ContrastJitterAug(_GrayBlendAug):
     """Blend with the mean grey level by 1 + U(-contrast, contrast)."""
+
+    _amount_attr = "contrast"
 
     def __init__(self, contrast: float):
         super().__init__(contrast=contrast)
         self.contrast = contrast
-        self.coef = nd.array(_GRAY_COEF)
 
-    def __call__(self, src: NDArray) -> NDArray:
-        alpha = 1.0 + random.uniform(-self.contrast, self.contrast)
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = src * self.coef
-        gray = (3.0 * (1.0 - alpha) / gray.size) * nd.sum(gray)
-        src *= alpha
-        src += gray
-        return src
+        return (3.0 * (1.0 - alpha) / gray.size) * nd.sum(gray)
 
 
-class SaturationJitterAug(Augmenter):
+class SaturationJitterAug(_GrayBlendAug):
     """Blend with the per-pixel grey value by 1 + U(-saturation, saturation)."""
+
+    _amount_attr = "saturation"
 
     def __init__(self, saturation: float):
         super().__init__(saturation=saturation)
         self.saturation = saturation
-        self.coef = nd.array(_GRAY_COEF)
 
-    def __call__(self, src: NDArray) -> NDArray:
-        alpha = 1.0 + random.uniform(-self.saturation, self.saturation)
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = nd.sum(src * self.coef, axis=2, keepdims=True)
         gray *= 1.0 - alpha
-        src *= alpha
-        src += gray
-        return src
+        return gray
 
 
 class HueJitterAug(Augmenter):
