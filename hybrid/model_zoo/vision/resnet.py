@@ -26,6 +26,21 @@ def _downsample_v1(channels: int, stride: int, in_channels: int) -> nn.HybridSeq
     return out
 
 
+_BLOCK_PARAMS_DOC = """
+
+    Parameters
+    ----------
+    channels : int
+        Number of output channels.
+    stride : int
+        Stride size.
+    downsample : bool, default False
+        Whether to downsample the input.
+    in_channels : int, default 0
+        Number of input channels. Default is 0, to infer from the graph.
+    """
+
+
 class _BlockV1(HybridBlock):
     """Post-activation residual block: relu(body(x) + shortcut(x)), the shortcut a 1x1 conv + BN
     when downsampling. `_shortcut_first`: the sum's operand order (MXNet's differs between the
@@ -57,20 +72,8 @@ class _BlockV2(HybridBlock):
 
 
 class BasicBlockV1(_BlockV1):
-    r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    __doc__ = r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.""" + _BLOCK_PARAMS_DOC
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -86,20 +89,8 @@ class BasicBlockV1(_BlockV1):
 
 
 class BottleneckV1(_BlockV1):
-    r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    __doc__ = r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.""" + _BLOCK_PARAMS_DOC
 
     _shortcut_first = False
 
@@ -119,20 +110,8 @@ class BottleneckV1(_BlockV1):
 
 
 class BasicBlockV2(_BlockV2):
-    r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    __doc__ = r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.""" + _BLOCK_PARAMS_DOC
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -146,20 +125,8 @@ class BasicBlockV2(_BlockV2):
 
 
 class BottleneckV2(_BlockV2):
-    r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    __doc__ = r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.""" + _BLOCK_PARAMS_DOC
 
     _depth = 3
 
@@ -200,14 +167,14 @@ def _add_stages(features: nn.HybridSequential, block: type, layers: list, channe
         features.add(stage)
 
 
-class ResNetV1(HybridBlock):
-    r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
+def _net_params_doc(version: int) -> str:
+    """The Parameters section of ResNetV<version>'s docstring."""
+    return f"""
 
     Parameters
     ----------
     block : type
-        Class of the residual block: BasicBlockV1 or BottleneckV1.
+        Class of the residual block: BasicBlockV{version} or BottleneckV{version}.
     layers : list of int
         Numbers of layers in each block.
     channels : list of int
@@ -217,6 +184,11 @@ class ResNetV1(HybridBlock):
     thumbnail : bool, default False
         Enable thumbnail (a 3x3 stem without downsampling, for small images).
     """
+
+
+class ResNetV1(HybridBlock):
+    __doc__ = r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper.""" + _net_params_doc(1)
 
     def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
                  **kwargs: Any):
@@ -234,22 +206,8 @@ class ResNetV1(HybridBlock):
 
 
 class ResNetV2(HybridBlock):
-    r"""ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    block : type
-        Class of the residual block: BasicBlockV2 or BottleneckV2.
-    layers : list of int
-        Numbers of layers in each block.
-    channels : list of int
-        Numbers of channels in each block. Length should be one larger than layers list.
-    classes : int, default 1000
-        Number of classification classes.
-    thumbnail : bool, default False
-        Enable thumbnail (a 3x3 stem without downsampling, for small images).
-    """
+    __doc__ = r"""ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper.""" + _net_params_doc(2)
 
     def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
                  **kwargs: Any):
