@@ -151,13 +151,13 @@ class BrightnessJitterAug(Augmenter):
 
 class _GrayBlendAug(Augmenter):
     """In place, ``src * alpha + (1 - alpha) * grey`` with ``alpha = 1 + U(-amount, amount)``;
-    `amount` is the attribute named `_amount_attr`, the grey term (already times ``1 - alpha``)
-    a subclass's `_gray`."""
+    `amount` is the public attribute (and dumps() keyword) `name`, the grey term (already
+    times ``1 - alpha``) a subclass's `_gray`."""
 
-    _amount_attr = ""
-
-    def __init__(self, **kwargs: Any):
-        super().__init__(**kwargs)
+    def __init__(self, name: str, amount: float):
+        super().__init__(**{name: amount})
+        setattr(self, name, amount)
+        self._amount_attr = name
         self.coef = nd.array(_GRAY_COEF)
 
     def _gray(self, src: NDArray, alpha: float) -> NDArray:
@@ -175,11 +175,8 @@ class _GrayBlendAug(Augmenter):
 class ContrastJitterAug(_GrayBlendAug):
     """Blend with the mean grey level by 1 + U(-contrast, contrast)."""
 
-    _amount_attr = "contrast"
-
     def __init__(self, contrast: float):
-        super().__init__(contrast=contrast)
-        self.contrast = contrast
+        super().__init__("contrast", contrast)
 
     def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = src * self.coef
@@ -189,11 +186,8 @@ class ContrastJitterAug(_GrayBlendAug):
 class SaturationJitterAug(_GrayBlendAug):
     """Blend with the per-pixel grey value by 1 + U(-saturation, saturation)."""
 
-    _amount_attr = "saturation"
-
     def __init__(self, saturation: float):
-        super().__init__(saturation=saturation)
-        self.saturation = saturation
+        super().__init__("saturation", saturation)
 
     def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = nd.sum(src * self.coef, axis=2, keepdims=True)
