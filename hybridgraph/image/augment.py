@@ -83,15 +83,21 @@ class ForceResizeAug(Augmenter):
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
-    """A random crop of `size` (w, h)."""
+class _SizedCropAug(Augmenter):
+    """A crop of `size` (w, h) chosen by a subclass's `_crop` (random_crop or center_crop)."""
 
     def __init__(self, size: tuple, interp: int = 2):
         super().__init__(size=size, interp=interp)
         self.size, self.interp = size, interp
 
     def __call__(self, src: NDArray) -> NDArray:
-        return random_crop(src, self.size, self.interp)[0]
+        return self._crop(src, self.size, self.interp)[0]
+
+
+class RandomCropAug(_SizedCropAug):
+    """A random crop of `size` (w, h)."""
+
+    _crop = staticmethod(random_crop)
 
 
 class RandomSizedCropAug(Augmenter):
@@ -109,15 +115,10 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizedCropAug):
     """The centre crop of `size` (w, h)."""
 
-    def __init__(self, size: tuple, interp: int = 2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
-
-    def __call__(self, src: NDArray) -> NDArray:
-        return center_crop(src, self.size, self.interp)[0]
+    _crop = staticmethod(center_crop)
 
 
 class RandomOrderAug(Augmenter):
