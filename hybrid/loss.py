@@ -324,8 +324,7 @@ class HuberLoss(Loss):
         return self._weighted_batch_mean(F, loss, sample_weight)
 
 
-class HingeLoss(Loss):
-    r"""Hinge loss used in SVMs: ``L = max(0, margin - pred * label)`` with labels -1 or 1.
+_MARGIN_LOSS_DOC = """
 
     Parameters
     ----------
@@ -344,6 +343,12 @@ class HingeLoss(Loss):
     Outputs:
         - **loss**: loss tensor with shape (batch_size,).
     """
+
+
+class _MarginLoss(Loss):
+    """``max(0, margin - pred * label)`` (squared when `_squared`), weighted and averaged per sample."""
+
+    _squared = False
 
     def __init__(self, margin: float = 1, weight: float | None = None, batch_axis: int = 0, **kwargs: Any):
         super().__init__(weight, batch_axis, **kwargs)
@@ -352,38 +357,21 @@ class HingeLoss(Loss):
     def hybrid_forward(self, F, pred, label, sample_weight=None):
         label = _reshape_like(F, label, pred)
         loss = F.relu(self._margin - pred * label)
+        if self._squared:
+            loss = F.square(loss)
         return self._weighted_batch_mean(F, loss, sample_weight)
 
 
-class SquaredHingeLoss(Loss):
-    r"""Soft-margin loss used in SVMs: ``L = max(0, margin - pred * label)^2`` with labels -1 or 1.
+class HingeLoss(_MarginLoss):
+    __doc__ = (r"""Hinge loss used in SVMs: ``L = max(0, margin - pred * label)`` with labels -1 or 1."""
+               + _MARGIN_LOSS_DOC)
 
-    Parameters
-    ----------
-    margin : float, default 1
-        The margin in hinge loss.
-    weight : float or None
-        Global scalar weight for loss.
-    batch_axis : int, default 0
-        The axis that represents mini-batch.
 
-    Inputs:
-        - **pred**: prediction tensor with arbitrary shape.
-        - **label**: truth tensor with values -1 or 1, the size of pred.
-        - **sample_weight**: element-wise weighting tensor, broadcastable to pred.
+class SquaredHingeLoss(_MarginLoss):
+    __doc__ = (r"""Soft-margin loss used in SVMs: ``L = max(0, margin - pred * label)^2`` with labels -1 or 1."""
+               + _MARGIN_LOSS_DOC)
 
-    Outputs:
-        - **loss**: loss tensor with shape (batch_size,).
-    """
-
-    def __init__(self, margin: float = 1, weight: float | None = None, batch_axis: int = 0, **kwargs: Any):
-        super().__init__(weight, batch_axis, **kwargs)
-        self._margin = margin
-
-    def hybrid_forward(self, F, pred, label, sample_weight=None):
-        label = _reshape_like(F, label, pred)
-        loss = F.square(F.relu(self._margin - pred * label))
-        return self._weighted_batch_mean(F, loss, sample_weight)
+    _squared = True
 
 
 class LogisticLoss(Loss):

@@ -142,7 +142,33 @@ class MultiFactorScheduler(LRScheduler):
         return self.base_lr
 
 
-class PolyScheduler(LRScheduler):
+class _DecayToFinal(LRScheduler):
+    """After warmup, decay from `base_lr` to `final_lr` over `max_update` updates, then stay there;
+    a subclass gives the decay's shape as `_factor` (1 at the start of the span, 0 at its end)."""
+
+    def _set_span(self, max_update: int, final_lr: float) -> None:
+        if not isinstance(max_update, int):
+            raise TypeError(f"max_update must be an int, got {type(max_update).__name__}")
+        if max_update < 1:
+            raise ValueError("maximum number of updates must be strictly positive")
+        self.base_lr_orig = self.base_lr
+        self.max_update = max_update
+        self.final_lr = final_lr
+        self.max_steps = self.max_update - self.warmup_steps
+
+    def _factor(self, step: int) -> float:
+        raise NotImplementedError("must override this")
+
+    def __call__(self, num_update: int) -> float:
+        if num_update < self.warmup_steps:
+            return self.get_warmup_lr(num_update)
+        if num_update <= self.max_update:
+            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
+                self._factor(num_update - self.warmup_steps)
+        return self.base_lr
+
+
+class PolyScheduler(_DecayToFinal):
     """Polynomial decay after warmup:
     ``final_lr + (base_lr - final_lr) * (1 - nup / max_nup) ** pwr`` while ``nup <= max_update``.
 
@@ -159,26 +185,14 @@ class PolyScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, pwr: float = 2, final_lr: float = 0,
                  warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear"):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError(f"max_update must be an int, got {type(max_update).__name__}")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
         self.power = pwr
-        self.base_lr_orig = self.base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._set_span(max_update, final_lr)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                pow(1 - float(num_update - self.warmup_steps) / float(self.max_steps), self.power)
-        return self.base_lr
+    def _factor(self, step: int) -> float:
+        return pow(1 - float(step) / float(self.max_steps), self.power)
 
 
-class CosineScheduler(LRScheduler):
+class CosineScheduler(_DecayToFinal):
     """Cosine decay after warmup:
     ``final_lr + (base_lr - final_lr) * (1 + cos(pi * nup / max_nup)) / 2`` while ``nup <= max_update``.
 
@@ -193,19 +207,8 @@ class CosineScheduler(LRScheduler):
     def __init__(self, max_update: int, base_lr: float = 0.01, final_lr: float = 0,
                  warmup_steps: int = 0, warmup_begin_lr: float = 0, warmup_mode: str = "linear"):
         super().__init__(base_lr, warmup_steps, warmup_begin_lr, warmup_mode)
-        if not isinstance(max_update, int):
-            raise TypeError(f"max_update must be an int, got {type(max_update).__name__}")
-        if max_update < 1:
-            raise ValueError("maximum number of updates must be strictly positive")
-        self.base_lr_orig = base_lr
-        self.max_update = max_update
-        self.final_lr = final_lr
-        self.max_steps = self.max_update - self.warmup_steps
+        self._set_span(max_update, final_lr)
 
-    def __call__(self, num_update: int) -> float:
-        if num_update < self.warmup_steps:
-            return self.get_warmup_lr(num_update)
-        if num_update <= self.max_update:
-            self.base_lr = self.final_lr + (self.base_lr_orig - self.final_lr) * \
-                (1 + cos(pi * (num_update - self.warmup_steps) / self.max_steps)) / 2
-        return self.base_lr
+    def _factor(self, step: int) -> float:
+        # (1 + cos) / 2 then the product: halving is exact, so the rate is MXNet's to the bit
+        return (1 + cos(pi * step / self.max_steps)) / 2

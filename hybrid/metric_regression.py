@@ -22,7 +22,21 @@ def _as_columns(label: Any, pred: Any) -> tuple:
     return label, pred
 
 
-class MAE(EvalMetric):
+class _BatchErrorMetric(EvalMetric):
+    """A regression metric: one error value per (label, pred) pair (as columns), averaged over pairs."""
+
+    @staticmethod
+    def _batch_error(label: Any, pred: Any) -> Any:
+        raise NotImplementedError
+
+    def update(self, labels: Any, preds: Any) -> None:
+        labels, preds = check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            label, pred = _as_columns(label, pred)
+            self._add(self._batch_error(label, pred), 1)
+
+
+class MAE(_BatchErrorMetric):
     """Mean absolute error, averaged over batches.
 
     Parameters
@@ -34,14 +48,12 @@ class MAE(EvalMetric):
     def __init__(self, name: str = "mae", output_names: list | None = None, label_names: list | None = None):
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(numpy.abs(label - pred).mean(), 1)
+    @staticmethod
+    def _batch_error(label: Any, pred: Any) -> Any:
+        return numpy.abs(label - pred).mean()
 
 
-class MSE(EvalMetric):
+class MSE(_BatchErrorMetric):
     """Mean squared error, averaged over batches.
 
     Parameters
@@ -53,14 +65,12 @@ class MSE(EvalMetric):
     def __init__(self, name: str = "mse", output_names: list | None = None, label_names: list | None = None):
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(((label - pred) ** 2.0).mean(), 1)
+    @staticmethod
+    def _batch_error(label: Any, pred: Any) -> Any:
+        return ((label - pred) ** 2.0).mean()
 
 
-class RMSE(EvalMetric):
+class RMSE(_BatchErrorMetric):
     """Root mean squared error, averaged over batches.
 
     Parameters
@@ -72,11 +82,9 @@ class RMSE(EvalMetric):
     def __init__(self, name: str = "rmse", output_names: list | None = None, label_names: list | None = None):
         super().__init__(name, output_names=output_names, label_names=label_names, has_global_stats=True)
 
-    def update(self, labels: Any, preds: Any) -> None:
-        labels, preds = check_label_shapes(labels, preds, True)
-        for label, pred in zip(labels, preds):
-            label, pred = _as_columns(label, pred)
-            self._add(numpy.sqrt(((label - pred) ** 2.0).mean()), 1)
+    @staticmethod
+    def _batch_error(label: Any, pred: Any) -> Any:
+        return numpy.sqrt(((label - pred) ** 2.0).mean())
 
 
 def _label_log_prob(label: Any, pred: Any, eps: float) -> tuple:

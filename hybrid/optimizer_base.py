@@ -115,6 +115,8 @@ class Optimizer:
     """
 
     opt_registry: dict[str, type] = {}
+    # parameter-name endings that keep weight decay by default (set_wd_mult)
+    _decayed_suffixes: tuple[str, ...] = ("_weight", "_gamma")
 
     def __init__(self, rescale_grad: float = 1., param_idx2name: dict | None = None, wd: float = 0.,
                  clip_gradient: float | None = None, learning_rate: float | None = None,
@@ -193,30 +195,26 @@ class Optimizer:
 
     def set_lr_mult(self, args_lr_mult: dict) -> None:
         """Set a learning rate multiplier per parameter name (or index)."""
-        self.lr_mult = {}
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__lr_mult__" in attr[name]:
-                    self.lr_mult[name] = float(attr[name]["__lr_mult__"])
+        self.lr_mult = self._symbol_mults("__lr_mult__")
         self.lr_mult.update(args_lr_mult)
 
     def set_wd_mult(self, args_wd_mult: dict) -> None:
         """Set a weight decay multiplier per parameter name (or index).
 
-        Names from `param_idx2name` that end neither in ``_weight`` nor ``_gamma``
-        get 0 (no weight decay on biases), as in MXNet.
+        Names from `param_idx2name` that end in none of `_decayed_suffixes`
+        (``_weight`` and ``_gamma``; LARS: ``_weight`` only) get 0 (no weight
+        decay on biases), as in MXNet.
         """
-        self.wd_mult = {}
-        for n in self.idx2name.values():
-            if not (n.endswith("_weight") or n.endswith("_gamma")):
-                self.wd_mult[n] = 0.0
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
+        self.wd_mult = {n: 0.0 for n in self.idx2name.values() if not n.endswith(self._decayed_suffixes)}
+        self.wd_mult.update(self._symbol_mults("__wd_mult__"))
         self.wd_mult.update(args_wd_mult)
+
+    def _symbol_mults(self, key: str) -> dict:
+        """The multipliers the symbol's arguments carry in attribute `key` (``__lr_mult__``/``__wd_mult__``)."""
+        if not self.sym_info:
+            return {}
+        attr, arg_names = self.sym_info
+        return {name: float(attr[name][key]) for name in arg_names if name in attr and key in attr[name]}
 
     # -- bookkeeping -----------------------------------------------------------------------
     def _set_current_context(self, device_id: int) -> None:

@@ -45,6 +45,8 @@ class LARS(ImplUpdates, _SGDStates, Optimizer):
         Scale the momentum by the change of the global learning rate.
     """
 
+    _decayed_suffixes = ("_weight",)  # MXNet's LARS also decays no ``_gamma``
+
     def __init__(self, momentum: float = 0.0, lazy_update: bool = True, eta: float = 0.001, eps: float = 0,
                  momentum_correction: bool = True, **kwargs: Any):
         super().__init__(**kwargs)
@@ -66,18 +68,6 @@ class LARS(ImplUpdates, _SGDStates, Optimizer):
             self.last_lr = lr
         self.cur_lr = lr
         return self._scaled_lrs(lr, indices)
-
-    def set_wd_mult(self, args_wd_mult: dict) -> None:
-        self.wd_mult = {}
-        for n in self.idx2name.values():
-            if not n.endswith("_weight"):
-                self.wd_mult[n] = 0.0
-        if self.sym_info:
-            attr, arg_names = self.sym_info
-            for name in arg_names:
-                if name in attr and "__wd_mult__" in attr[name]:
-                    self.wd_mult[name] = float(attr[name]["__wd_mult__"])
-        self.wd_mult.update(args_wd_mult)
 
     def _get_lars(self, i: Any, weight: NDArray, g: NDArray, lr: float, wd: float) -> float:
         """The layer's learning rate: `lr` scaled by the LARS trust ratio."""

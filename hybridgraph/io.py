@@ -158,7 +158,25 @@ class DataIter:
         return None
 
 
-class ResizeIter(DataIter):
+class _HeldBatchIter(DataIter):
+    """An iterator that keeps its whole current DataBatch in `current_batch`; the getters read it."""
+
+    current_batch: DataBatch | None
+
+    def getdata(self) -> list:
+        return self.current_batch.data
+
+    def getlabel(self) -> list:
+        return self.current_batch.label
+
+    def getindex(self) -> Any:
+        return self.current_batch.index
+
+    def getpad(self) -> int:
+        return self.current_batch.pad
+
+
+class ResizeIter(_HeldBatchIter):
     """Resize a data iterator to `size` batches per epoch (restarting it when it runs out).
 
     Parameters
@@ -207,20 +225,8 @@ class ResizeIter(DataIter):
         self.cur += 1
         return True
 
-    def getdata(self) -> list:
-        return self.current_batch.data
 
-    def getlabel(self) -> list:
-        return self.current_batch.label
-
-    def getindex(self) -> Any:
-        return self.current_batch.index
-
-    def getpad(self) -> int:
-        return self.current_batch.pad
-
-
-class PrefetchingIter(DataIter):
+class PrefetchingIter(_HeldBatchIter):
     """Fetch the next batches of other iterators in background threads.
 
     Batches of several iterators are joined (their data and labels
@@ -333,18 +339,6 @@ class PrefetchingIter(DataIter):
         if self.iter_next():
             return self.current_batch
         raise StopIteration
-
-    def getdata(self) -> list:
-        return self.current_batch.data
-
-    def getlabel(self) -> list:
-        return self.current_batch.label
-
-    def getindex(self) -> Any:
-        return self.current_batch.index
-
-    def getpad(self) -> int:
-        return self.current_batch.pad
 
 
 def _init_data(data: Any, allow_empty: bool, default_name: str) -> list[tuple[str, NDArray]]:

@@ -238,8 +238,15 @@ class Flatten(HybridBlock):
         return self.__class__.__name__
 
 
-def _norm_params(block: HybridBlock, shape: tuple, center: bool, scale: bool, beta_initializer: Any,
-                 gamma_initializer: Any) -> None:
+def _norm_params(block: HybridBlock, shape: tuple, epsilon: float, center: bool, scale: bool,
+                 beta_initializer: Any, gamma_initializer: Any, **named: Any) -> None:
+    """The state every normalization layer keeps: its attributes for repr (`_kwargs`: eps, the
+    `named` axis or groups, center, scale), epsilon and flags, and its gamma/beta Parameters of
+    `shape` (not learned when `scale`/`center` is off)."""
+    block._kwargs = {"eps": epsilon, **named, "center": center, "scale": scale}
+    block._epsilon = epsilon
+    block._center = center
+    block._scale = scale
     block.gamma = block.params.get("gamma", grad_req="write" if scale else "null", shape=shape,
                                    init=gamma_initializer, allow_deferred_init=True)
     block.beta = block.params.get("beta", grad_req="write" if center else "null", shape=shape,
@@ -277,10 +284,8 @@ class InstanceNorm(HybridBlock):
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones", in_channels: int = 0,
                  **kwargs: Any):
         super().__init__(**kwargs)
-        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
-        self._epsilon = epsilon
-        _norm_params(self, (in_channels,), center, scale, beta_initializer, gamma_initializer)
+        _norm_params(self, (in_channels,), epsilon, center, scale, beta_initializer, gamma_initializer, axis=axis)
 
     def hybrid_forward(self, F, x, gamma, beta):
         if self._axis == 1:
@@ -320,12 +325,8 @@ class LayerNorm(HybridBlock):
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones", in_channels: int = 0,
                  prefix: str | None = None, params: Any = None):
         super().__init__(prefix=prefix, params=params)
-        self._kwargs = {"eps": epsilon, "axis": axis, "center": center, "scale": scale}
         self._axis = axis
-        self._epsilon = epsilon
-        self._center = center
-        self._scale = scale
-        _norm_params(self, (in_channels,), center, scale, beta_initializer, gamma_initializer)
+        _norm_params(self, (in_channels,), epsilon, center, scale, beta_initializer, gamma_initializer, axis=axis)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.LayerNorm(data, gamma=gamma, beta=beta, axis=self._axis, eps=self._epsilon)
@@ -364,12 +365,9 @@ class GroupNorm(HybridBlock):
                  beta_initializer: Any = "zeros", gamma_initializer: Any = "ones",
                  prefix: str | None = None, params: Any = None):
         super().__init__(prefix=prefix, params=params)
-        self._kwargs = {"eps": epsilon, "num_groups": num_groups, "center": center, "scale": scale}
         self._num_groups = num_groups
-        self._epsilon = epsilon
-        self._center = center
-        self._scale = scale
-        _norm_params(self, (num_groups,), center, scale, beta_initializer, gamma_initializer)
+        _norm_params(self, (num_groups,), epsilon, center, scale, beta_initializer, gamma_initializer,
+                     num_groups=num_groups)
 
     def hybrid_forward(self, F, data, gamma, beta):
         return F.GroupNorm(data, gamma=gamma, beta=beta, num_groups=self._num_groups, eps=self._epsilon)

@@ -35,17 +35,18 @@ class _SequentialMixin:
     def __len__(self) -> int:
         return len(self._children)
 
-
-class Sequential(_SequentialMixin, Block):
-    """Stacks Blocks sequentially."""
-
     def forward(self, x: Any, *args: Any) -> Any:
+        """Run the children in order; a child's tuple output feeds its rest to the next as extra inputs."""
         for block in self._children.values():
             x = block(x, *args)
             args = ()
             if isinstance(x, (tuple, list)):
                 args, x = tuple(x[1:]), x[0]
         return (x, *args) if args else x
+
+
+class Sequential(_SequentialMixin, Block):
+    """Stacks Blocks sequentially."""
 
     def hybridize(self, active: bool = True, **kwargs: Any) -> None:
         if self._children and all(isinstance(c, HybridBlock) for c in self._children.values()):
@@ -56,14 +57,6 @@ class Sequential(_SequentialMixin, Block):
 
 class HybridSequential(_SequentialMixin, HybridBlock):
     """Stacks HybridBlocks sequentially; hybridizes as one graph."""
-
-    def forward(self, x: Any, *args: Any) -> Any:
-        for block in self._children.values():
-            x = block(x, *args)
-            args = ()
-            if isinstance(x, (tuple, list)):
-                args, x = tuple(x[1:]), x[0]
-        return (x, *args) if args else x
 
 
 def _resolve(function: Callable | str, namespace: Any) -> Callable:

@@ -466,58 +466,28 @@ class _GlobalPooling(_Pooling):
         super().__init__((1,) * n, None, 0, True, True, self._pool_type, layout, **kwargs)
 
 
-class GlobalMaxPool1D(_GlobalPooling):
-    """Global max pooling operation for one dimensional (temporal) data; `layout` 'NCW' or 'NWC'."""
+def _global_pooling(name: str, ndim: int, pool_type: str, summary: str) -> type:
+    """The public class `name`: global `pool_type` pooling over `ndim` spatial axes, constructed
+    as ``name(layout=<channels-first layout>, **kwargs)`` (MXNet's signature)."""
+    default_layout, other_layout = _LAYOUTS[ndim]
 
-    _ndim, _pool_type = 1, "max"
+    def init(self, layout: str = default_layout, **kwargs: Any):
+        _GlobalPooling.__init__(self, layout, **kwargs)
 
-    def __init__(self, layout: str = "NCW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalMaxPool2D(_GlobalPooling):
-    """Global max pooling operation for two dimensional (spatial) data; `layout` 'NCHW' or 'NHWC'."""
-
-    _ndim, _pool_type = 2, "max"
-
-    def __init__(self, layout: str = "NCHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
+    init.__name__, init.__qualname__ = "__init__", f"{name}.__init__"
+    doc = f"{summary}; `layout` '{default_layout}' or '{other_layout}'."
+    return type(name, (_GlobalPooling,), {"__doc__": doc, "__init__": init, "__module__": __name__,
+                                          "_ndim": ndim, "_pool_type": pool_type})
 
 
-class GlobalMaxPool3D(_GlobalPooling):
-    """Global max pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'."""
-
-    _ndim, _pool_type = 3, "max"
-
-    def __init__(self, layout: str = "NCDHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool1D(_GlobalPooling):
-    """Global average pooling operation for temporal data; `layout` 'NCW' or 'NWC'."""
-
-    _ndim, _pool_type = 1, "avg"
-
-    def __init__(self, layout: str = "NCW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool2D(_GlobalPooling):
-    """Global average pooling operation for spatial data; `layout` 'NCHW' or 'NHWC'."""
-
-    _ndim, _pool_type = 2, "avg"
-
-    def __init__(self, layout: str = "NCHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
-
-
-class GlobalAvgPool3D(_GlobalPooling):
-    """Global average pooling operation for 3D data; `layout` 'NCDHW' or 'NDHWC'."""
-
-    _ndim, _pool_type = 3, "avg"
-
-    def __init__(self, layout: str = "NCDHW", **kwargs: Any):
-        super().__init__(layout, **kwargs)
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = (
+    _global_pooling(*row) for row in (
+        ("GlobalMaxPool1D", 1, "max", "Global max pooling operation for one dimensional (temporal) data"),
+        ("GlobalMaxPool2D", 2, "max", "Global max pooling operation for two dimensional (spatial) data"),
+        ("GlobalMaxPool3D", 3, "max", "Global max pooling operation for 3D data"),
+        ("GlobalAvgPool1D", 1, "avg", "Global average pooling operation for temporal data"),
+        ("GlobalAvgPool2D", 2, "avg", "Global average pooling operation for spatial data"),
+        ("GlobalAvgPool3D", 3, "avg", "Global average pooling operation for 3D data")))
 
 
 class ReflectionPad2D(HybridBlock):

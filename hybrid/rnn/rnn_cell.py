@@ -26,7 +26,10 @@ def _mapping(cell: Any) -> str:
 
 
 class _GatedCell(HybridRecurrentCell):
-    """The i2h/h2h weights and biases every basic cell has (`gates` x `hidden_size` rows)."""
+    """The i2h/h2h weights and biases every basic cell has (`gates` x `hidden_size` rows), and
+    its `_num_states` states of `(batch_size, hidden_size)`."""
+
+    _num_states = 1
 
     def __init__(self, hidden_size: int, gates: int, i2h_weight_initializer: Any,
                  h2h_weight_initializer: Any, i2h_bias_initializer: Any, h2h_bias_initializer: Any,
@@ -52,6 +55,12 @@ class _GatedCell(HybridRecurrentCell):
         h2h = F.FullyConnected(data=state, weight=h2h_weight, bias=h2h_bias, num_hidden=rows,
                                name=prefix + "h2h")
         return i2h, h2h
+
+    def state_info(self, batch_size: int = 0) -> list:
+        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"} for _ in range(self._num_states)]
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}({_mapping(self)})"
 
 
 class RNNCell(_GatedCell):
@@ -91,9 +100,6 @@ class RNNCell(_GatedCell):
         super().__init__(hidden_size, 1, i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
         self._activation = activation
-
-    def state_info(self, batch_size: int = 0) -> list:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
 
     def _alias(self) -> str:
         return "rnn"
@@ -143,6 +149,8 @@ class LSTMCell(_GatedCell):
         - **next_states**: a list of two output states, shaped like `states`.
     """
 
+    _num_states = 2  # h and c
+
     def __init__(self, hidden_size: int, i2h_weight_initializer: Any = None,
                  h2h_weight_initializer: Any = None, i2h_bias_initializer: Any = "zeros",
                  h2h_bias_initializer: Any = "zeros", input_size: int = 0, prefix: str | None = None,
@@ -152,15 +160,8 @@ class LSTMCell(_GatedCell):
         self._activation = activation
         self._recurrent_activation = recurrent_activation
 
-    def state_info(self, batch_size: int = 0) -> list:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"},
-                {"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
-
     def _alias(self) -> str:
         return "lstm"
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({_mapping(self)})"
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any, h2h_weight: Any,  # noqa: N803
                        i2h_bias: Any, h2h_bias: Any) -> tuple:
@@ -219,14 +220,8 @@ class GRUCell(_GatedCell):
         super().__init__(hidden_size, 3, i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer, input_size, prefix, params)
 
-    def state_info(self, batch_size: int = 0) -> list:
-        return [{"shape": (batch_size, self._hidden_size), "__layout__": "NC"}]
-
     def _alias(self) -> str:
         return "gru"
-
-    def __repr__(self) -> str:
-        return f"{self.__class__.__name__}({_mapping(self)})"
 
     def hybrid_forward(self, F: Any, inputs: Any, states: Any, i2h_weight: Any, h2h_weight: Any,  # noqa: N803
                        i2h_bias: Any, h2h_bias: Any) -> tuple:

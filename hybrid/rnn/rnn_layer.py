@@ -118,7 +118,9 @@ class _RNNLayer(HybridBlock):
         return ret
 
     def state_info(self, batch_size: int = 0) -> list[dict]:
-        raise NotImplementedError
+        """One state h per layer and direction (RNN, GRU); LSTM adds its cell state."""
+        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
+                 "__layout__": "LNC", "dtype": self._dtype}]
 
     def cast(self, dtype: Any) -> None:
         super().cast(dtype)
@@ -258,6 +260,18 @@ _COMMON_DOC = """
     params : ParameterDict or None
         Shared Parameters for this `Block`."""
 
+_ONE_STATE_IO_DOC = """
+
+    Inputs:
+        - **data**: `(sequence_length, batch_size, input_size)` for layout "TNC".
+        - **states**: initial state `(num_layers * num_directions, batch_size, num_hidden)`;
+          zeros when None.
+
+    Outputs:
+        - **out**: `(sequence_length, batch_size, num_directions * num_hidden)` for "TNC".
+        - **out_states**: the final state; not returned when `states` is None.
+    """
+
 
 class RNN(_RNNLayer):
     __doc__ = r"""Applies a multi-layer Elman RNN with `tanh` or `ReLU` non-linearity to an input sequence.
@@ -273,17 +287,7 @@ class RNN(_RNNLayer):
     num_layers: int, default 1
         Number of recurrent layers.
     activation: {'relu' or 'tanh'}, default 'relu'
-        The activation function to use.""" + _COMMON_DOC + """
-
-    Inputs:
-        - **data**: `(sequence_length, batch_size, input_size)` for layout "TNC".
-        - **states**: initial state `(num_layers * num_directions, batch_size, num_hidden)`;
-          zeros when None.
-
-    Outputs:
-        - **out**: `(sequence_length, batch_size, num_directions * num_hidden)` for "TNC".
-        - **out_states**: the final state; not returned when `states` is None.
-    """
+        The activation function to use.""" + _COMMON_DOC + _ONE_STATE_IO_DOC
 
     def __init__(self, hidden_size: int, num_layers: int = 1, activation: str = "relu",
                  layout: str = "TNC", dropout: float = 0, bidirectional: bool = False,
@@ -294,10 +298,6 @@ class RNN(_RNNLayer):
                          i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer,
                          "rnn_" + activation, None, None, None, None, False, dtype, **kwargs)
-
-    def state_info(self, batch_size: int = 0) -> list[dict]:
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]
 
 
 class LSTM(_RNNLayer):
@@ -363,17 +363,7 @@ class GRU(_RNNLayer):
     hidden_size: int
         The number of features in the hidden state h
     num_layers: int, default 1
-        Number of recurrent layers.""" + _COMMON_DOC + """
-
-    Inputs:
-        - **data**: `(sequence_length, batch_size, input_size)` for layout "TNC".
-        - **states**: initial state `(num_layers * num_directions, batch_size, num_hidden)`;
-          zeros when None.
-
-    Outputs:
-        - **out**: `(sequence_length, batch_size, num_directions * num_hidden)` for "TNC".
-        - **out_states**: the final state; not returned when `states` is None.
-    """
+        Number of recurrent layers.""" + _COMMON_DOC + _ONE_STATE_IO_DOC
 
     def __init__(self, hidden_size: int, num_layers: int = 1, layout: str = "TNC",
                  dropout: float = 0, bidirectional: bool = False, input_size: int = 0,
@@ -384,7 +374,3 @@ class GRU(_RNNLayer):
                          i2h_weight_initializer, h2h_weight_initializer,
                          i2h_bias_initializer, h2h_bias_initializer,
                          "gru", None, None, None, None, False, dtype, **kwargs)
-
-    def state_info(self, batch_size: int = 0) -> list[dict]:
-        return [{"shape": (self._num_layers * self._dir, batch_size, self._hidden_size),
-                 "__layout__": "LNC", "dtype": self._dtype}]

@@ -83,15 +83,21 @@ class ForceResizeAug(Augmenter):
         return imresize(src, *self.size, interp=_get_interp_method(self.interp, sizes))
 
 
-class RandomCropAug(Augmenter):
-    """A random crop of `size` (w, h)."""
+class _SizedCropAug(Augmenter):
+    """A crop of `size` (w, h) chosen by a subclass's `_crop` (random_crop or center_crop)."""
 
     def __init__(self, size: tuple, interp: int = 2):
         super().__init__(size=size, interp=interp)
         self.size, self.interp = size, interp
 
     def __call__(self, src: NDArray) -> NDArray:
-        return random_crop(src, self.size, self.interp)[0]
+        return self._crop(src, self.size, self.interp)[0]
+
+
+class RandomCropAug(_SizedCropAug):
+    """A random crop of `size` (w, h)."""
+
+    _crop = staticmethod(random_crop)
 
 
 class RandomSizedCropAug(Augmenter):
@@ -109,15 +115,10 @@ class RandomSizedCropAug(Augmenter):
         return random_size_crop(src, self.size, self.area, self.ratio, self.interp)[0]
 
 
-class CenterCropAug(Augmenter):
+class CenterCropAug(_SizedCropAug):
     """The centre crop of `size` (w, h)."""
 
-    def __init__(self, size: tuple, interp: int = 2):
-        super().__init__(size=size, interp=interp)
-        self.size, self.interp = size, interp
-
-    def __call__(self, src: NDArray) -> NDArray:
-        return center_crop(src, self.size, self.interp)[0]
+    _crop = staticmethod(center_crop)
 
 
 class RandomOrderAug(Augmenter):
@@ -149,38 +150,50 @@ class BrightnessJitterAug(Augmenter):
         return src
 
 
-class ContrastJitterAug(Augmenter):
+class _GrayBlendAug(Augmenter):
+    """In place, ``src * alpha + (1 - alpha) * grey`` with ``alpha = 1 + U(-amount, amount)``;
+    `amount` is the public attribute (and dumps() keyword) `name`, the grey term (already
+    times ``1 - alpha``) a subclass's `_gray`."""
+
+    def __init__(self, name: str, amount: float):
+        super().__init__(**{name: amount})
+        setattr(self, name, amount)
+        self._amount_attr = name
+        self.coef = nd.array(_GRAY_COEF)
+
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
+        raise NotImplementedError("Must override implementation.")
+
+    def __call__(self, src: NDArray) -> NDArray:
+        amount = getattr(self, self._amount_attr)
+        alpha = 1.0 + random.uniform(-amount, amount)
+        gray = self._gray(src, alpha)
+        src *= alpha
+        src += gray
+        return src
+
+
+class ContrastJitterAug(_GrayBlendAug):
     """Blend with the mean grey level by 1 + U(-contrast, contrast)."""
 
     def __init__(self, contrast: float):
-        super().__init__(contrast=contrast)
-        self.contrast = contrast
-        self.coef = nd.array(_GRAY_COEF)
+        super().__init__("contrast", contrast)
 
-    def __call__(self, src: NDArray) -> NDArray:
-        alpha = 1.0 + random.uniform(-self.contrast, self.contrast)
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = src * self.coef
-        gray = (3.0 * (1.0 - alpha) / gray.size) * nd.sum(gray)
-        src *= alpha
-        src += gray
-        return src
+        return (3.0 * (1.0 - alpha) / gray.size) * nd.sum(gray)
 
 
-class SaturationJitterAug(Augmenter):
+class SaturationJitterAug(_GrayBlendAug):
     """Blend with the per-pixel grey value by 1 + U(-saturation, saturation)."""
 
     def __init__(self, saturation: float):
-        super().__init__(saturation=saturation)
-        self.saturation = saturation
-        self.coef = nd.array(_GRAY_COEF)
+        super().__init__("saturation", saturation)
 
-    def __call__(self, src: NDArray) -> NDArray:
-        alpha = 1.0 + random.uniform(-self.saturation, self.saturation)
+    def _gray(self, src: NDArray, alpha: float) -> NDArray:
         gray = nd.sum(src * self.coef, axis=2, keepdims=True)
         gray *= 1.0 - alpha
-        src *= alpha
-        src += gray
-        return src
+        return gray
 
 
 class HueJitterAug(Augmenter):

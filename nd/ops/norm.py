@@ -14,7 +14,7 @@ float dtypes in their own precision.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -240,6 +240,17 @@ def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_trai
     return out.astype(data.dtype, copy=False), mean, invstd.astype(acc, copy=False)
 
 
+def _from_saved_stats(backward: str) -> Callable:
+    """The gradient of a normalization op with inputs (data, gamma, beta) and outputs (out, two
+    saved statistics): the `backward` op of (ograd, data, gamma, statistics) gives all three grads."""
+
+    def gradient(F, a, inputs, outputs, ograds):
+        data, gamma, _ = inputs
+        return list(getattr(F, backward)(ograds[0], data, gamma, outputs[1], outputs[2], **a.given))
+
+    return gradient
+
+
 @batch_norm.def_gradient
 def _(F, a, inputs, outputs, ograds):
     data, gamma, beta, moving_mean, moving_var = inputs
@@ -347,10 +358,7 @@ def layer_norm(xp, a: Attrs, data, gamma, beta):
     return out.astype(dt, copy=False), mean.astype(dt, copy=False), std.astype(dt, copy=False)
 
 
-@layer_norm.def_gradient
-def _(F, a, inputs, outputs, ograds):
-    data, gamma, _ = inputs
-    return list(F._backward_LayerNorm(ograds[0], data, gamma, outputs[1], outputs[2], **a.given))
+layer_norm.def_gradient(_from_saved_stats("_backward_LayerNorm"))
 
 
 def _stat_backward_shape(forward_shape):
@@ -424,10 +432,7 @@ def instance_norm(xp, a: Attrs, data, gamma, beta):
             var.reshape(n, c).astype(dt, copy=False))
 
 
-@instance_norm.def_gradient
-def _(F, a, inputs, outputs, ograds):
-    data, gamma, _ = inputs
-    return list(F._backward_InstanceNorm(ograds[0], data, gamma, outputs[1], outputs[2], **a.given))
+instance_norm.def_gradient(_from_saved_stats("_backward_InstanceNorm"))
 
 
 @register("_backward_InstanceNorm", inputs=("ograd", "data", "gamma", "mean", "var"),
@@ -502,10 +507,7 @@ def group_norm(xp, a: Attrs, data, gamma, beta):
             std.reshape(n, groups).astype(dt, copy=False))
 
 
-@group_norm.def_gradient
-def _(F, a, inputs, outputs, ograds):
-    data, gamma, _ = inputs
-    return list(F._backward_GroupNorm(ograds[0], data, gamma, outputs[1], outputs[2], **a.given))
+group_norm.def_gradient(_from_saved_stats("_backward_GroupNorm"))
 
 
 @register("_backward_GroupNorm", inputs=("ograd", "data", "gamma", "mean", "std"),

@@ -115,6 +115,24 @@ def test_lr_wd_mult_sources():
     assert o._get_lr(0) == pytest.approx(0.4)
 
 
+@pytest.mark.parametrize(("name", "gamma_decays"), [("SGD", True), ("LAMB", True), ("LARS", False)])
+def test_default_wd_mult_by_name_ending(name, gamma_decays):
+    # MXNet 1.9.1: biases (and betas) get no weight decay; LARS also exempts gammas
+    o = opt.create(name, param_idx2name={0: "fc_weight", 1: "fc_bias", 2: "bn_gamma", 3: "bn_beta"})
+    o.set_wd_mult({"fc_bias": 2.0})
+    want = {"fc_bias": 2.0, "bn_beta": 0.0} if gamma_decays else {"fc_bias": 2.0, "bn_beta": 0.0, "bn_gamma": 0.0}
+    assert o.wd_mult == want
+
+
+def test_symbol_attribute_mults():
+    from hybridgraph import symbol as sym
+
+    w = sym.Variable("w", lr_mult=3, wd_mult=0.5)
+    net = sym.FullyConnected(sym.Variable("x"), w, num_hidden=2, no_bias=True, name="fc")
+    o = opt.LARS(sym=net, param_idx2name={0: "w"})
+    assert o.lr_mult == {"w": 3.0} and o.wd_mult == {"w": 0.5}
+
+
 def test_num_update_counts():
     o = opt.SGD(begin_num_update=5)
     u = opt.get_updater(o)

@@ -5,7 +5,7 @@ from typing import Any
 
 from ... import nn
 from ...hybrid_block import HybridBlock
-from ._common import HybridConcurrent, finish
+from ._common import HybridConcurrent, entry_point, finish
 
 __all__ = ["DenseNet", "densenet121", "densenet161", "densenet169", "densenet201", "get_densenet"]
 
@@ -120,21 +120,5 @@ def get_densenet(num_layers: int, pretrained: Any = False, ctx: Any = None, root
     return finish(net, f"densenet{num_layers}", pretrained, ctx, root)
 
 
-def densenet121(**kwargs: Any) -> DenseNet:
-    """Densenet-BC 121-layer; keyword arguments as :func:`get_densenet`."""
-    return get_densenet(121, **kwargs)
-
-
-def densenet161(**kwargs: Any) -> DenseNet:
-    """Densenet-BC 161-layer; keyword arguments as :func:`get_densenet`."""
-    return get_densenet(161, **kwargs)
-
-
-def densenet169(**kwargs: Any) -> DenseNet:
-    """Densenet-BC 169-layer; keyword arguments as :func:`get_densenet`."""
-    return get_densenet(169, **kwargs)
-
-
-def densenet201(**kwargs: Any) -> DenseNet:
-    """Densenet-BC 201-layer; keyword arguments as :func:`get_densenet`."""
-    return get_densenet(201, **kwargs)
+densenet121, densenet161, densenet169, densenet201 = (
+    entry_point(f"densenet{n}", f"Densenet-BC {n}-layer", get_densenet, n) for n in densenet_spec)

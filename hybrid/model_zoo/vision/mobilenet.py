@@ -1,11 +1,11 @@
 """MobileNet and MobileNetV2 (MXNet 1.9.1's ``gluon.model_zoo.vision.mobilenet``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ... import nn
 from ...hybrid_block import HybridBlock
-from ._common import finish
+from ._common import entry_point, finish
 
 __all__ = ["MobileNet", "MobileNetV2", "mobilenet1_0", "mobilenet_v2_1_0", "mobilenet0_75",
            "mobilenet_v2_0_75", "mobilenet0_5", "mobilenet_v2_0_5", "mobilenet0_25",
@@ -194,41 +194,15 @@ def get_mobilenet_v2(multiplier: float, pretrained: Any = False, ctx: Any = None
     return finish(net, f"mobilenetv2_{_version_suffix(multiplier)}", pretrained, ctx, root)
 
 
-def mobilenet1_0(**kwargs: Any) -> MobileNet:
-    """MobileNet with width multiplier 1.0; keyword arguments as :func:`get_mobilenet`."""
-    return get_mobilenet(1.0, **kwargs)
+def _mobilenet(multiplier: float, v2: bool) -> Callable[..., HybridBlock]:
+    width = str(multiplier).replace(".", "_")
+    if v2:
+        return entry_point(f"mobilenet_v2_{width}", f"MobileNetV2 with width multiplier {multiplier}",
+                           get_mobilenet_v2, multiplier)
+    return entry_point(f"mobilenet{width}", f"MobileNet with width multiplier {multiplier}", get_mobilenet,
+                       multiplier)
 
 
-def mobilenet_v2_1_0(**kwargs: Any) -> MobileNetV2:
-    """MobileNetV2 with width multiplier 1.0; keyword arguments as :func:`get_mobilenet_v2`."""
-    return get_mobilenet_v2(1.0, **kwargs)
-
-
-def mobilenet0_75(**kwargs: Any) -> MobileNet:
-    """MobileNet with width multiplier 0.75; keyword arguments as :func:`get_mobilenet`."""
-    return get_mobilenet(0.75, **kwargs)
-
-
-def mobilenet_v2_0_75(**kwargs: Any) -> MobileNetV2:
-    """MobileNetV2 with width multiplier 0.75; keyword arguments as :func:`get_mobilenet_v2`."""
-    return get_mobilenet_v2(0.75, **kwargs)
-
-
-def mobilenet0_5(**kwargs: Any) -> MobileNet:
-    """MobileNet with width multiplier 0.5; keyword arguments as :func:`get_mobilenet`."""
-    return get_mobilenet(0.5, **kwargs)
-
-
-def mobilenet_v2_0_5(**kwargs: Any) -> MobileNetV2:
-    """MobileNetV2 with width multiplier 0.5; keyword arguments as :func:`get_mobilenet_v2`."""
-    return get_mobilenet_v2(0.5, **kwargs)
-
-
-def mobilenet0_25(**kwargs: Any) -> MobileNet:
-    """MobileNet with width multiplier 0.25; keyword arguments as :func:`get_mobilenet`."""
-    return get_mobilenet(0.25, **kwargs)
-
-
-def mobilenet_v2_0_25(**kwargs: Any) -> MobileNetV2:
-    """MobileNetV2 with width multiplier 0.25; keyword arguments as :func:`get_mobilenet_v2`."""
-    return get_mobilenet_v2(0.25, **kwargs)
+mobilenet1_0, mobilenet0_75, mobilenet0_5, mobilenet0_25 = (_mobilenet(m, False) for m in (1.0, 0.75, 0.5, 0.25))
+mobilenet_v2_1_0, mobilenet_v2_0_75, mobilenet_v2_0_5, mobilenet_v2_0_25 = (
+    _mobilenet(m, True) for m in (1.0, 0.75, 0.5, 0.25))

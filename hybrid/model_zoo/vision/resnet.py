@@ -1,11 +1,11 @@
 """ResNets V1 and V2 (MXNet 1.9.1's ``gluon.model_zoo.vision.resnet``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ... import nn
 from ...hybrid_block import HybridBlock
-from ._common import finish
+from ._common import entry_point, finish
 
 __all__ = ["ResNetV1", "ResNetV2",
            "BasicBlockV1", "BasicBlockV2",
@@ -26,9 +26,7 @@ def _downsample_v1(channels: int, stride: int, in_channels: int) -> nn.HybridSeq
     return out
 
 
-class BasicBlockV1(HybridBlock):
-    r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.
+_BLOCK_PARAMS_DOC = """
 
     Parameters
     ----------
@@ -41,6 +39,41 @@ class BasicBlockV1(HybridBlock):
     in_channels : int, default 0
         Number of input channels. Default is 0, to infer from the graph.
     """
+
+
+class _BlockV1(HybridBlock):
+    """Post-activation residual block: relu(body(x) + shortcut(x)), the shortcut a 1x1 conv + BN
+    when downsampling. `_shortcut_first`: the sum's operand order (MXNet's differs between the
+    two V1 blocks, and the exported graph keeps it)."""
+
+    _shortcut_first = True
+
+    def hybrid_forward(self, F, x):
+        out = self.body(x)
+        residual = x if self.downsample is None else self.downsample(x)
+        return F.Activation(residual + out if self._shortcut_first else out + residual, act_type="relu")
+
+
+class _BlockV2(HybridBlock):
+    """Pre-activation residual block: steps BN, relu, conv (``bn1, conv1`` ... ``bn<_depth>, conv<_depth>``);
+    the shortcut (a 1x1 conv when downsampling) reads the first activation."""
+
+    _depth = 2
+
+    def hybrid_forward(self, F, x):
+        residual = x
+        x = F.Activation(self.bn1(x), act_type="relu")
+        if self.downsample is not None:
+            residual = self.downsample(x)
+        x = self.conv1(x)
+        for i in range(2, self._depth + 1):
+            x = getattr(self, f"conv{i}")(F.Activation(getattr(self, f"bn{i}")(x), act_type="relu"))
+        return x + residual
+
+
+class BasicBlockV1(_BlockV1):
+    __doc__ = r"""BasicBlock V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 18 and 34 layers.""" + _BLOCK_PARAMS_DOC
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -54,27 +87,12 @@ class BasicBlockV1(HybridBlock):
         self.body.add(nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        out = self.body(x)
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(residual + out, act_type="relu")
 
+class BottleneckV1(_BlockV1):
+    __doc__ = r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.""" + _BLOCK_PARAMS_DOC
 
-class BottleneckV1(HybridBlock):
-    r"""Bottleneck V1 from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper. Used by ResNet V1 with 50, 101 and 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    _shortcut_first = False
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -90,27 +108,10 @@ class BottleneckV1(HybridBlock):
         self.body.add(nn.BatchNorm())
         self.downsample = _downsample_v1(channels, stride, in_channels) if downsample else None
 
-    def hybrid_forward(self, F, x):
-        out = self.body(x)
-        residual = x if self.downsample is None else self.downsample(x)
-        return F.Activation(out + residual, act_type="relu")
 
-
-class BasicBlockV2(HybridBlock):
-    r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+class BasicBlockV2(_BlockV2):
+    __doc__ = r"""BasicBlock V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 18 and 34 layers.""" + _BLOCK_PARAMS_DOC
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -122,31 +123,12 @@ class BasicBlockV2(HybridBlock):
         self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
                            if downsample else None)
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        return x + residual
 
+class BottleneckV2(_BlockV2):
+    __doc__ = r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.""" + _BLOCK_PARAMS_DOC
 
-class BottleneckV2(HybridBlock):
-    r"""Bottleneck V2 from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper. Used by ResNet V2 with 50, 101 and 152 layers.
-
-    Parameters
-    ----------
-    channels : int
-        Number of output channels.
-    stride : int
-        Stride size.
-    downsample : bool, default False
-        Whether to downsample the input.
-    in_channels : int, default 0
-        Number of input channels. Default is 0, to infer from the graph.
-    """
+    _depth = 3
 
     def __init__(self, channels: int, stride: int, downsample: bool = False, in_channels: int = 0,
                  **kwargs: Any):
@@ -160,16 +142,6 @@ class BottleneckV2(HybridBlock):
         self.downsample = (nn.Conv2D(channels, 1, stride, use_bias=False, in_channels=in_channels)
                            if downsample else None)
 
-    def hybrid_forward(self, F, x):
-        residual = x
-        x = F.Activation(self.bn1(x), act_type="relu")
-        if self.downsample is not None:
-            residual = self.downsample(x)
-        x = self.conv1(x)
-        x = self.conv2(F.Activation(self.bn2(x), act_type="relu"))
-        x = self.conv3(F.Activation(self.bn3(x), act_type="relu"))
-        return x + residual
-
 
 def _add_stem(features: nn.HybridSequential, channels: int, thumbnail: bool) -> None:
     if thumbnail:
@@ -181,24 +153,28 @@ def _add_stem(features: nn.HybridSequential, channels: int, thumbnail: bool) -> 
         features.add(nn.MaxPool2D(3, 2, 1))
 
 
-def _make_stage(block: type, layers: int, channels: int, stride: int, stage_index: int,
-                in_channels: int = 0) -> nn.HybridSequential:
-    stage = nn.HybridSequential(prefix=f"stage{stage_index}_")
-    with stage.name_scope():
-        stage.add(block(channels, stride, channels != in_channels, in_channels=in_channels, prefix=""))
-        for _ in range(layers - 1):
-            stage.add(block(channels, 1, False, in_channels=channels, prefix=""))
-    return stage
+def _add_stages(features: nn.HybridSequential, block: type, layers: list, channels: list) -> None:
+    """Stage i+1 (``stage<i+1>_``): `layers[i]` blocks taking channels[i] to channels[i+1], the
+    first of them striding by 2 (except in stage 1) and downsampling when the width changes."""
+    for i, num_layer in enumerate(layers):
+        stage = nn.HybridSequential(prefix=f"stage{i + 1}_")
+        with stage.name_scope():
+            out_channels, in_channels = channels[i + 1], channels[i]
+            stage.add(block(out_channels, 1 if i == 0 else 2, out_channels != in_channels,
+                            in_channels=in_channels, prefix=""))
+            for _ in range(num_layer - 1):
+                stage.add(block(out_channels, 1, False, in_channels=out_channels, prefix=""))
+        features.add(stage)
 
 
-class ResNetV1(HybridBlock):
-    r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
-    <http://arxiv.org/abs/1512.03385>`_ paper.
+def _net_params_doc(version: int) -> str:
+    """The Parameters section of ResNetV<version>'s docstring."""
+    return f"""
 
     Parameters
     ----------
     block : type
-        Class of the residual block: BasicBlockV1 or BottleneckV1.
+        Class of the residual block: BasicBlockV{version} or BottleneckV{version}.
     layers : list of int
         Numbers of layers in each block.
     channels : list of int
@@ -208,6 +184,11 @@ class ResNetV1(HybridBlock):
     thumbnail : bool, default False
         Enable thumbnail (a 3x3 stem without downsampling, for small images).
     """
+
+
+class ResNetV1(HybridBlock):
+    __doc__ = r"""ResNet V1 model from `"Deep Residual Learning for Image Recognition"
+    <http://arxiv.org/abs/1512.03385>`_ paper.""" + _net_params_doc(1)
 
     def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
                  **kwargs: Any):
@@ -216,10 +197,7 @@ class ResNetV1(HybridBlock):
         with self.name_scope():
             self.features = nn.HybridSequential(prefix="")
             _add_stem(self.features, channels[0], thumbnail)
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
-                                              in_channels=channels[i]))
+            _add_stages(self.features, block, layers, channels)
             self.features.add(nn.GlobalAvgPool2D())
             self.output = nn.Dense(classes, in_units=channels[-1])
 
@@ -228,22 +206,8 @@ class ResNetV1(HybridBlock):
 
 
 class ResNetV2(HybridBlock):
-    r"""ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
-    <https://arxiv.org/abs/1603.05027>`_ paper.
-
-    Parameters
-    ----------
-    block : type
-        Class of the residual block: BasicBlockV2 or BottleneckV2.
-    layers : list of int
-        Numbers of layers in each block.
-    channels : list of int
-        Numbers of channels in each block. Length should be one larger than layers list.
-    classes : int, default 1000
-        Number of classification classes.
-    thumbnail : bool, default False
-        Enable thumbnail (a 3x3 stem without downsampling, for small images).
-    """
+    __doc__ = r"""ResNet V2 model from `"Identity Mappings in Deep Residual Networks"
+    <https://arxiv.org/abs/1603.05027>`_ paper.""" + _net_params_doc(2)
 
     def __init__(self, block: type, layers: list, channels: list, classes: int = 1000, thumbnail: bool = False,
                  **kwargs: Any):
@@ -253,17 +217,12 @@ class ResNetV2(HybridBlock):
             self.features = nn.HybridSequential(prefix="")
             self.features.add(nn.BatchNorm(scale=False, center=False))
             _add_stem(self.features, channels[0], thumbnail)
-            in_channels = channels[0]
-            for i, num_layer in enumerate(layers):
-                stride = 1 if i == 0 else 2
-                self.features.add(_make_stage(block, num_layer, channels[i + 1], stride, i + 1,
-                                              in_channels=in_channels))
-                in_channels = channels[i + 1]
+            _add_stages(self.features, block, layers, channels)
             self.features.add(nn.BatchNorm())
             self.features.add(nn.Activation("relu"))
             self.features.add(nn.GlobalAvgPool2D())
             self.features.add(nn.Flatten())
-            self.output = nn.Dense(classes, in_units=in_channels)
+            self.output = nn.Dense(classes, in_units=channels[-1])
 
     def hybrid_forward(self, F, x):
         return self.output(self.features(x))
@@ -308,51 +267,10 @@ def get_resnet(version: int, num_layers: int, pretrained: Any = False, ctx: Any 
     return finish(net, f"resnet{num_layers}_v{version}", pretrained, ctx, root)
 
 
-def resnet18_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-18 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 18, **kwargs)
+def _resnet(version: int, num_layers: int) -> Callable[..., HybridBlock]:
+    return entry_point(f"resnet{num_layers}_v{version}", f"ResNet-{num_layers} V{version}", get_resnet,
+                       version, num_layers)
 
 
-def resnet34_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-34 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 34, **kwargs)
-
-
-def resnet50_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-50 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 50, **kwargs)
-
-
-def resnet101_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-101 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 101, **kwargs)
-
-
-def resnet152_v1(**kwargs: Any) -> HybridBlock:
-    """ResNet-152 V1; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(1, 152, **kwargs)
-
-
-def resnet18_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-18 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 18, **kwargs)
-
-
-def resnet34_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-34 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 34, **kwargs)
-
-
-def resnet50_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-50 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 50, **kwargs)
-
-
-def resnet101_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-101 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 101, **kwargs)
-
-
-def resnet152_v2(**kwargs: Any) -> HybridBlock:
-    """ResNet-152 V2; keyword arguments as :func:`get_resnet`."""
-    return get_resnet(2, 152, **kwargs)
+resnet18_v1, resnet34_v1, resnet50_v1, resnet101_v1, resnet152_v1 = (_resnet(1, n) for n in resnet_spec)
+resnet18_v2, resnet34_v2, resnet50_v2, resnet101_v2, resnet152_v2 = (_resnet(2, n) for n in resnet_spec)

@@ -5,7 +5,7 @@ from typing import Any
 
 from ... import nn
 from ...hybrid_block import HybridBlock
-from ._common import HybridConcurrent, finish
+from ._common import HybridConcurrent, entry_point, finish
 
 __all__ = ["SqueezeNet", "squeezenet1_0", "squeezenet1_1", "get_squeezenet"]
 
@@ -95,11 +95,5 @@ def get_squeezenet(version: str, pretrained: Any = False, ctx: Any = None, root:
     return finish(SqueezeNet(version, **kwargs), f"squeezenet{version}", pretrained, ctx, root)
 
 
-def squeezenet1_0(**kwargs: Any) -> SqueezeNet:
-    """SqueezeNet 1.0; keyword arguments as :func:`get_squeezenet`."""
-    return get_squeezenet("1.0", **kwargs)
-
-
-def squeezenet1_1(**kwargs: Any) -> SqueezeNet:
-    """SqueezeNet 1.1; keyword arguments as :func:`get_squeezenet`."""
-    return get_squeezenet("1.1", **kwargs)
+squeezenet1_0, squeezenet1_1 = (entry_point(f"squeezenet{v.replace('.', '_')}", f"SqueezeNet {v}", get_squeezenet, v)
+                                for v in ("1.0", "1.1"))

@@ -1,12 +1,12 @@
 """VGG networks (MXNet 1.9.1's ``gluon.model_zoo.vision.vgg``)."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ... import nn
 from ...hybrid_block import HybridBlock
 from ...initializer import Xavier
-from ._common import finish
+from ._common import entry_point, finish
 
 __all__ = ["VGG",
            "vgg11", "vgg13", "vgg16", "vgg19",
@@ -88,45 +88,12 @@ def get_vgg(num_layers: int, pretrained: Any = False, ctx: Any = None, root: str
     return finish(net, f"vgg{num_layers}{suffix}", pretrained, ctx, root)
 
 
-def vgg11(**kwargs: Any) -> VGG:
-    """VGG-11; keyword arguments as :func:`get_vgg`."""
-    return get_vgg(11, **kwargs)
+def _vgg(num_layers: int, batch_norm: bool) -> Callable[..., VGG]:
+    if batch_norm:
+        return entry_point(f"vgg{num_layers}_bn", f"VGG-{num_layers} with batch normalization", get_vgg,
+                           num_layers, batch_norm=True)
+    return entry_point(f"vgg{num_layers}", f"VGG-{num_layers}", get_vgg, num_layers)
 
 
-def vgg13(**kwargs: Any) -> VGG:
-    """VGG-13; keyword arguments as :func:`get_vgg`."""
-    return get_vgg(13, **kwargs)
-
-
-def vgg16(**kwargs: Any) -> VGG:
-    """VGG-16; keyword arguments as :func:`get_vgg`."""
-    return get_vgg(16, **kwargs)
-
-
-def vgg19(**kwargs: Any) -> VGG:
-    """VGG-19; keyword arguments as :func:`get_vgg`."""
-    return get_vgg(19, **kwargs)
-
-
-def vgg11_bn(**kwargs: Any) -> VGG:
-    """VGG-11 with batch normalization; keyword arguments as :func:`get_vgg`."""
-    kwargs["batch_norm"] = True
-    return get_vgg(11, **kwargs)
-
-
-def vgg13_bn(**kwargs: Any) -> VGG:
-    """VGG-13 with batch normalization; keyword arguments as :func:`get_vgg`."""
-    kwargs["batch_norm"] = True
-    return get_vgg(13, **kwargs)
-
-
-def vgg16_bn(**kwargs: Any) -> VGG:
-    """VGG-16 with batch normalization; keyword arguments as :func:`get_vgg`."""
-    kwargs["batch_norm"] = True
-    return get_vgg(16, **kwargs)
-
-
-def vgg19_bn(**kwargs: Any) -> VGG:
-    """VGG-19 with batch normalization; keyword arguments as :func:`get_vgg`."""
-    kwargs["batch_norm"] = True
-    return get_vgg(19, **kwargs)
+vgg11, vgg13, vgg16, vgg19 = (_vgg(n, False) for n in vgg_spec)
+vgg11_bn, vgg13_bn, vgg16_bn, vgg19_bn = (_vgg(n, True) for n in vgg_spec)
