@@ -16,7 +16,7 @@ from ..attrs import Attr
 from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import merge_shape, register
 from .optim import _clip, _momentum, _rescale
-from .optim_multi import _attrs, _scaled_grad
+from .optim_multi import _attrs, _scaled_grad, merge_groups
 
 _F32 = np.dtype("float32")
 
@@ -57,18 +57,7 @@ class _Variant:
 
     def infer_shape(self, a, *shapes):
         n = self.count(a, len(shapes))
-        ins, outs = [], []
-        for i in range(n):
-            group = shapes[self.stride * i: self.stride * (i + 1)]
-            s = None
-            for g in group:
-                try:
-                    s = merge_shape(s, g)
-                except ShapeError:
-                    raise ShapeError(f"operator {self.name}: the inputs of weight {i} have shapes {list(group)}; "
-                                     "they must all be equal") from None
-            ins += [s] * self.stride
-            outs.append(s)
+        ins, outs = merge_groups(self.name, shapes, n, self.stride)
         if self.preloaded:
             ins += [merge_shape(shapes[-2], (n,)), merge_shape(shapes[-1], (n,))]
         return ins, outs

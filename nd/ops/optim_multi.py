@@ -58,21 +58,27 @@ def _group_rule(op: str, stride: int, merge: Callable, what: str) -> Callable:
     """An infer_shape / infer_type rule: the inputs of each weight share one shape (dtype),
     which is also that weight's output's."""
     def infer(a, *values):
-        n = _check_counts(op, a, len(values), stride)
-        ins, outs = [], []
-        for i in range(n):
-            group = values[stride * i: stride * (i + 1)]
-            unified = None
-            for v in group:
-                try:
-                    unified = merge(unified, v)
-                except ShapeError:
-                    raise ShapeError(f"operator {op}: the inputs of weight {i} have {what} {list(group)}; "
-                                     "they must all be equal") from None
-            ins += [unified] * stride
-            outs.append(unified)
-        return ins, outs
+        return merge_groups(op, values, _check_counts(op, a, len(values), stride), stride, merge, what)
     return infer
+
+
+def merge_groups(op: str, values, n: int, stride: int, merge: Callable = merge_shape,
+                 what: str = "shapes") -> tuple[list, list]:
+    """(inputs, outputs) of a rule whose first `n` groups of `stride` inputs each share one
+    shape (dtype): every input and the group's output get the group's merged value."""
+    ins, outs = [], []
+    for i in range(n):
+        group = values[stride * i: stride * (i + 1)]
+        unified = None
+        for v in group:
+            try:
+                unified = merge(unified, v)
+            except ShapeError:
+                raise ShapeError(f"operator {op}: the inputs of weight {i} have {what} {list(group)}; "
+                                 "they must all be equal") from None
+        ins += [unified] * stride
+        outs.append(unified)
+    return ins, outs
 
 
 def _scaled_grad(xp, a, lr, g, s):
