@@ -264,6 +264,16 @@ def call_gradient(op: "OpDef", F: Any, a: Attrs, inputs: Sequence, outputs: Sequ
     return list(rule(F, a, inputs, outputs, ograds))
 
 
+def backward_op_grads(F: Any, name: str, ograds: Sequence, outputs: Sequence, args: Sequence,  # noqa: N803
+                      n: int, **attrs: Any) -> list:
+    """A gradient rule's result when one backward operator `name` computes every input's
+    gradient (subgraph and Custom operators): called on the head gradients, zeros where none
+    arrived, followed by `args`; its `n` outputs as a list."""
+    heads = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
+    res = getattr(F, name)(*heads, *args, **attrs)
+    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+
+
 def register(name: str, **kwargs: Any) -> Callable:
     """Declare an operator. Decorates either its kernel function or a class
     holding `forward` / `infer_shape` / `infer_type` / `gradient` staticmethods."""

@@ -8,7 +8,7 @@ that module's table and is never written (MXNet writes the node without attribut
 from __future__ import annotations
 
 from ..attrs import Attr
-from ..registry import register
+from ..registry import backward_op_grads, register
 
 
 def _impl():
@@ -38,10 +38,7 @@ def _CachedOp(xp, a, *arrays, is_train: bool = False):
 
 @_CachedOp.def_gradient
 def _(F, a, inputs, outputs, ograds):   # noqa: N803
-    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
-    res = F._backward_CachedOp(*ograds, *inputs, graph=a.graph)
-    n = len(inputs)
-    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+    return backward_op_grads(F, "_backward_CachedOp", ograds, outputs, inputs, len(inputs), graph=a.graph)
 
 
 def _bw_inputs(a) -> tuple:

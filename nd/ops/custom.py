@@ -21,7 +21,7 @@ import numpy as np
 from .. import profiling
 from ..attrs import Attrs, AttrSchema, format_value
 from ..errors import AttrError, MXNetError, ShapeError
-from ..registry import OpDef, add_op
+from ..registry import OpDef, add_op, backward_op_grads
 
 #: op_type -> the user's CustomOpProp subclass (filled by mx.operator.register)
 PROPS: dict[str, type] = {}
@@ -179,10 +179,7 @@ def _default_ctx(a: Attrs):
 
 def _gradient(F, a: Attrs, inputs, outputs, ograds):
     n = _nargs(a)
-    nout = len(outputs)
-    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs[:nout])]
-    res = F._backward_Custom(*ograds, *inputs, *outputs, **a.given)
-    res = [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+    res = backward_op_grads(F, "_backward_Custom", ograds, outputs, (*inputs, *outputs), n, **a.given)
     return res + [None] * (len(inputs) - n)
 
 

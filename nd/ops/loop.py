@@ -8,7 +8,7 @@ attribute names its body in that module's table.
 from __future__ import annotations
 
 from ..attrs import Attr
-from ..registry import register
+from ..registry import backward_op_grads, register
 
 
 def _impl():
@@ -47,10 +47,7 @@ def _while_loop(xp, a, *arrays, is_train: bool = False):
 
 @_while_loop.def_gradient
 def _(F, a, inputs, outputs, ograds):   # noqa: N803
-    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
-    res = F._backward_while_loop(*ograds, *inputs, **dict(a.given))
-    n = len(inputs)
-    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+    return backward_op_grads(F, "_backward_while_loop", ograds, outputs, inputs, len(inputs), **dict(a.given))
 
 
 def _bw_inputs(a) -> tuple:
@@ -110,11 +107,8 @@ def _foreach(xp, a, *arrays, is_train: bool = False):
 
 @_foreach.def_gradient
 def _(F, a, inputs, outputs, ograds):   # noqa: N803
-    ograds = [F.zeros_like(o) if g is None else g for g, o in zip(ograds, outputs)]
-    given = dict(a.given, loop=a.loop)
-    res = F._backward_foreach(*ograds, *inputs, **given)
-    n = len(inputs)
-    return [res] if n == 1 and not isinstance(res, (list, tuple)) else [res[i] for i in range(n)]
+    return backward_op_grads(F, "_backward_foreach", ograds, outputs, inputs, len(inputs),
+                             **dict(a.given, loop=a.loop))
 
 
 def _fe_bw_inputs(a) -> tuple:
