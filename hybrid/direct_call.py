@@ -33,6 +33,13 @@ _SIGNATURE = attrgetter("shape", "dtype")
 _IDLE = (False, False)   # autograd state (recording, training) of a plain inference call
 
 
+def _plain_call(block: Any) -> bool:
+    """Whether a call of `block` now is a plain inference call: not recording, not training,
+    no numpy mode, no interpreter, no op hook."""
+    return (autograd._STATE.get() == _IDLE and not is_np_array() and not cached_graph.INTERPRET
+            and block.__dict__.get("_op_hook") is None)
+
+
 class DirectCall:
     """What a block's last single-array inference call resolved to, and how to rerun it."""
 
@@ -48,9 +55,8 @@ class DirectCall:
     def after_call(cls, block: Any, traced: Any, graph: Any, x: Any) -> DirectCall | None:
         """A direct path for calls like the inference call `block(x)` that just ran, or None
         when such calls need the general path."""
-        if (cached_graph.INTERPRET or type(x) is not NDArray or graph._foldable or not graph._feed_all
-                or len(traced.array_positions) != 1 or autograd._STATE.get() != _IDLE
-                or is_np_array() or block.__dict__.get("_op_hook") is not None):
+        if (type(x) is not NDArray or graph._foldable or not graph._feed_all
+                or len(traced.array_positions) != 1 or not _plain_call(block)):
             return None
         cg = graph._last
         plan = cg.last_plan if cg is not None else None
@@ -68,9 +74,9 @@ class DirectCall:
             return None
         data = x._data
         block = self.block
-        if (data.shape != self.shape or data.dtype != self.dtype or autograd._STATE.get() != _IDLE
-                or current_trace() is not None or profiling.ACTIVE or is_np_array() or cached_graph.INTERPRET
-                or block._forward_pre_hooks or block._forward_hooks or block.__dict__.get("_op_hook")):
+        if (data.shape != self.shape or data.dtype != self.dtype or not _plain_call(block)
+                or current_trace() is not None or profiling.ACTIVE
+                or block._forward_pre_hooks or block._forward_hooks):
             return None
         plan, cg = self.plan, self.cg
         if cg._plans.get(self.key) is not plan:   # evicted by the plan cache, or rebuilt
@@ -78,13 +84,7 @@ class DirectCall:
         datas = [data, *map(_BACKEND_ARRAY, arrays_on(self.traced.params, self.ctx))]
         if not self._same_params(datas):
             return None
-        arena = plan._take_arena()
-        try:
-            outs = plan.fwd.fn(datas, arena.fwd, False)[0]
-        except Exception as exc:
-            plan._give_arena(arena)
-            raise plan._error(plan.fwd, exc) from exc
-        plan._give_arena(arena)
+        outs = plan.forward(datas, False, False)[0]
         plan.tick = tick()
         cg.last_plan = plan
         graph = self.graph
