@@ -17,6 +17,7 @@ from ..attrs import Attr, Attrs
 from ..errors import ShapeError
 from ..registry import register
 from .conv import CONV_ATTRS, _conv_shape, _conv_type, _prepare, conv_forward, from_cf, given_attrs, to_cf
+from .conv_kernels import epilogue
 from .winograd4 import winograd4_forward
 
 _ATTRS = {**CONV_ATTRS,
@@ -68,19 +69,6 @@ def _type(a: Attrs, *dtypes):
     return [*res[0], *[res[1][0]] * extra], res[1]
 
 
-def epilogue(xp, residual, relu: bool):
-    """`finish(dst, where)` for conv_forward: ``dst += residual[where]``, then ReLU in place."""
-    if residual is None and not relu:
-        return None
-
-    def finish(dst, where):
-        if residual is not None:
-            dst += residual[where]
-        if relu:
-            xp.maximum(dst, dst.dtype.type(0), out=dst)
-    return finish
-
-
 @register("_fused_convolution", inputs=_inputs, attrs=_ATTRS, infer_shape=_shape, infer_type=_type,
           writes_out=True, scratch=True, hint="convolution")
 def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None, scratch=None):
@@ -94,7 +82,7 @@ def _fused_convolution(xp, a: Attrs, data, weight, *rest, out=None, scratch=None
         n, _, h, wd = x.shape
         y = out[0] if out is not None else xp.empty((n, a.num_filter, h + 2 * geo.pad[0] - 2,
                                                      wd + 2 * geo.pad[1] - 2), dtype=x.dtype)
-        winograd4_forward(xp, x, wino, bias, geo.pad, y, epilogue(xp, residual, relu), scratch)
+        winograd4_forward(xp, x, wino, bias, geo.pad, y, residual, relu, scratch)
         return (y,)
     if cl:   # channel-last runs through channel-first buffers: the epilogue on the result
         res = from_cf(xp, conv_forward(xp, x, w, bias, geo, workspace=scratch), cl)

@@ -438,6 +438,19 @@ def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
             acc += b.reshape(bcast)
 
 
+def epilogue(xp, residual, relu: bool):
+    """`finish(dst, where)` for conv_forward: ``dst += residual[where]``, then ReLU in place."""
+    if residual is None and not relu:
+        return None
+
+    def finish(dst, where):
+        if residual is not None:
+            dst += residual[where]
+        if relu:
+            xp.maximum(dst, dst.dtype.type(0), out=dst)
+    return finish
+
+
 def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None, workspace=None):
     """Channel-first convolution: (N, C, *in) x (O, C/G, *k) -> (N, O, *out), written into
     `out` when given (a contiguous array of that shape); the GEMM and Winograd kernels take

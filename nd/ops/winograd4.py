@@ -25,8 +25,9 @@ import os
 
 import numpy as np
 
-from . import scratch
+from . import scratch, winograd4_jit
 from .blas import THREADED_BLAS
+from .conv_kernels import epilogue
 
 #: F(4x4, 3x3) transforms (Lavin & Gray): B^T (6x6), G (6x3), A^T (4x6)
 BT = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
@@ -51,8 +52,19 @@ MIN_CHANNELS = 32
 #: 64@56 0.26, 128@28 0.50, 256@14 0.92, 512@7 1.34; batch 8: 0.85, 0.71, 0.86, 0.60 (but
 #: 512@7 would keep 38 MB of transformed weight per layer)
 MIN_TILES_PER_CHANNEL = 0.25
+#: ... with the compiled transforms (winograd4_jit.py), which make F(4x4) pay with fewer tiles
+#: (ResNet-18 batch 1: 256@14 1.2x faster than im2col), for transformed weights of at most
+#: JIT_MAX_WEIGHT_BYTES (512@7 at batch 8 is faster too, but would keep 113 MB more)
+JIT_MIN_TILES_PER_CHANNEL = 0.0625
+JIT_MAX_WEIGHT_BYTES = 16 << 20
 #: bytes of gathered tiles (36 x C x tiles) per chunk of images (single-threaded BLAS)
 CHUNK_BYTES = (12 << 20) if THREADED_BLAS else (8 << 20)
+#: with the compiled transforms (winograd4_jit.py): fewest tiles per chunk, and bytes of
+#: tiles a chunk may grow to beyond that
+JIT_MIN_CHUNK_TILES = 196
+JIT_CHUNK_BYTES = 1 << 20
+#: the residual argument of the compiled output transform when there is none
+_NO_RESIDUAL = np.empty((0, 0, 0, 0), np.float32)
 
 
 def enabled() -> bool:
@@ -76,7 +88,10 @@ def use_winograd4(dshape: tuple, wshape: tuple, dtype, a) -> bool:
     if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS:
         return False
     tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
-    return tiles >= MIN_TILES_PER_CHANNEL * max(c, o)
+    if tiles >= MIN_TILES_PER_CHANNEL * max(c, o):
+        return True
+    return (winograd4_jit.available() and 36 * c * o * 4 <= JIT_MAX_WEIGHT_BYTES
+            and tiles >= JIT_MIN_TILES_PER_CHANNEL * max(c, o))
 
 
 def weight4(w: np.ndarray) -> np.ndarray:
@@ -86,46 +101,84 @@ def weight4(w: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(u.reshape(36, o, c).transpose(0, 2, 1)).astype(w.dtype)
 
 
-def winograd4_forward(xp, x, u, b, pad: tuple, out, finish=None, workspace=None) -> None:
+def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = False,
+                      workspace=None) -> None:
     """3x3 stride-1 convolution of x (N, C, H, W) with the transformed weight u (36, C, O)
-    (+ bias b), padding `pad`, into `out` (N, O, OH, OW), chunked over images;
-    `finish(dst, where)` (an epilogue: conv_kernels.conv_forward) runs on each chunk; the
-    temporaries come from `workspace` (scratch.take)."""
+    (+ bias b), padding `pad`, into `out` (N, O, OH, OW), chunked over images; then the
+    epilogue of `_fused_convolution` (+ `residual` (N, O, OH, OW), ReLU if `relu`) on each
+    chunk. The tile transforms are compiled (winograd4_jit.py) where numba is installed and
+    numpy GEMMs otherwise; the temporaries come from `workspace` (scratch.take)."""
     n, c, h, wd = x.shape
     o = u.shape[2]
-    oh, ow = out.shape[2:]
-    th, tw = (oh + 3) // 4, (ow + 3) // 4
-    ph, pw = pad
-    k = n if xp is not np else max(1, min(n, CHUNK_BYTES // (36 * max(c, o) * th * tw * x.itemsize)))
-    bb, aa = xp.asarray(_BB.astype(x.dtype)), xp.asarray(_AA.astype(out.dtype))
-    most = k * th * tw
+    th, tw = (out.shape[2] + 3) // 4, (out.shape[3] + 3) // 4
+    jit = winograd4_jit.kernels() if xp is np else None
+    k = _images_per_chunk(xp, jit, n, max(c, o), th * tw)
     # two buffers, taking turns: tiles D, then V (D dead) into the second, M (V's operand
     # D dead) into the first, Y into the second -- half the memory of one buffer per stage
-    big = ((36 * most * max(c, o),), x.dtype)                   # float32 (use_winograd4)
+    big = ((36 * k * th * tw * max(c, o),), x.dtype)            # float32 (use_winograd4)
     xpad, dbuf, vbuf = scratch.take(xp, workspace, [((k, 4 * th + 2, 4 * tw + 2, c), x.dtype), big, big])
-    scratch.zero_margins(xpad, ph, pw, h, wd)
-    mbuf, ybuf = dbuf, vbuf
+    scratch.zero_margins(xpad, pad[0], pad[1], h, wd)
+    finish = epilogue(xp, residual, relu)
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)
-        q = n1 - n0
-        t = q * th * tw
-        xpad[:q, ph:ph + h, pw:pw + wd] = x[n0:n1].transpose(0, 2, 3, 1)
-        s = xpad.strides
-        dq = dbuf[:36 * t * c].reshape(6, 6, q, th, tw, c)     # the 6x6 tiles, stride 4
-        dq[...] = xp.lib.stride_tricks.as_strided(xpad, (6, 6, q, th, tw, c),
-                                                  (s[1], s[2], s[0], 4 * s[1], 4 * s[2], s[3]))
-        vq = vbuf[:36 * t * c].reshape(36, t * c)
-        xp.matmul(bb, dq.reshape(36, t * c), out=vq)
-        mq = mbuf[:36 * t * o].reshape(36, t, o)
-        xp.matmul(vq.reshape(36, t, c), u, out=mq)
-        if b is not None:
-            mq.reshape(6, 6, t, o)[1, 1] += b
-        yq = ybuf[:16 * t * o].reshape(16, t * o)
-        xp.matmul(aa, mq.reshape(36, t * o), out=yq)
-        tiles_out = yq.reshape(4, 4, q, th, tw, o).transpose(2, 5, 3, 0, 4, 1)     # (q, O, th, 4, tw, 4)
-        if (oh, ow) == (4 * th, 4 * tw):
-            out[n0:n1].reshape(q, o, th, 4, tw, 4)[...] = tiles_out
-        else:
-            out[n0:n1] = tiles_out.reshape(q, o, 4 * th, 4 * tw)[:, :, :oh, :ow]
+        xpad[:n1 - n0, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x[n0:n1].transpose(0, 2, 3, 1)
+        if jit is not None:
+            _chunk_jit(jit, xpad[:n1 - n0], u, b, None if residual is None else residual[n0:n1], relu,
+                       out[n0:n1], dbuf, vbuf)
+            continue
+        _chunk_numpy(xp, xpad[:n1 - n0], u, b, out[n0:n1], dbuf, vbuf)
         if finish is not None:
             finish(out[n0:n1], slice(n0, n1))
+
+
+def _images_per_chunk(xp, jit, n: int, channels: int, tiles_per_image: int) -> int:
+    """Images per chunk: the whole batch for cupy; with the compiled transforms, the fewest
+    that give the GEMMs JIT_MIN_CHUNK_TILES rows, or more up to JIT_CHUNK_BYTES of tiles
+    (small chunks keep the tiles in cache between the transforms and the GEMMs); with numpy's
+    GEMM transforms, CHUNK_BYTES of tiles."""
+    if xp is not np:
+        return n
+    per_image = 36 * channels * tiles_per_image * 4
+    if jit is None:
+        return max(1, min(n, CHUNK_BYTES // per_image))
+    return max(1, min(n, max(-(-JIT_MIN_CHUNK_TILES // tiles_per_image), JIT_CHUNK_BYTES // per_image)))
+
+
+def _chunk_jit(jit, xpad, u, b, residual, relu: bool, out, vbuf, mbuf) -> None:
+    """One chunk by the compiled transforms around the 36 GEMMs M = V U, the epilogue
+    (+ `residual`, the chunk's rows, or None; ReLU if `relu`) fused into the output's."""
+    q, c, o = xpad.shape[0], u.shape[1], u.shape[2]
+    th, tw = (xpad.shape[1] - 2) // 4, (xpad.shape[2] - 2) // 4
+    t = q * th * tw
+    v = vbuf[:36 * t * c].reshape(36, t, c)
+    jit.input(xpad, q, th, tw, v)
+    m = mbuf[:36 * t * o].reshape(36, t, o)
+    np.matmul(v, u, out=m)
+    bias = np.zeros(o, np.float32) if b is None else np.ascontiguousarray(b, dtype=np.float32)
+    jit.output(m, bias, _NO_RESIDUAL if residual is None else residual, relu, q, th, tw, out)
+
+
+def _chunk_numpy(xp, xpad, u, b, out, dbuf, vbuf) -> None:
+    """One chunk by BLAS: the tiles gathered by a strided copy, B^T and A^T as GEMMs."""
+    q, c, o = xpad.shape[0], u.shape[1], u.shape[2]
+    th, tw = (xpad.shape[1] - 2) // 4, (xpad.shape[2] - 2) // 4
+    oh, ow = out.shape[2:]
+    t = q * th * tw
+    bb, aa = xp.asarray(_BB), xp.asarray(_AA)
+    s = xpad.strides
+    dq = dbuf[:36 * t * c].reshape(6, 6, q, th, tw, c)     # the 6x6 tiles, stride 4
+    dq[...] = xp.lib.stride_tricks.as_strided(xpad, (6, 6, q, th, tw, c),
+                                              (s[1], s[2], s[0], 4 * s[1], 4 * s[2], s[3]))
+    vq = vbuf[:36 * t * c].reshape(36, t * c)
+    xp.matmul(bb, dq.reshape(36, t * c), out=vq)
+    mq = dbuf[:36 * t * o].reshape(36, t, o)
+    xp.matmul(vq.reshape(36, t, c), u, out=mq)
+    if b is not None:
+        mq.reshape(6, 6, t, o)[1, 1] += b
+    yq = vbuf[:16 * t * o].reshape(16, t * o)
+    xp.matmul(aa, mq.reshape(36, t * o), out=yq)
+    tiles_out = yq.reshape(4, 4, q, th, tw, o).transpose(2, 5, 3, 0, 4, 1)     # (q, O, th, 4, tw, 4)
+    if (oh, ow) == (4 * th, 4 * tw):
+        out.reshape(q, o, th, 4, tw, 4)[...] = tiles_out
+    else:
+        out[...] = tiles_out.reshape(q, o, 4 * th, 4 * tw)[:, :, :oh, :ow]

@@ -12,6 +12,16 @@ from hybridgraph.symbol.plan.compiled import compile_graph
 RNG = np.random.default_rng(5)
 
 
+@pytest.fixture(params=["numpy", "jit"], autouse=True)
+def transforms(request, monkeypatch):
+    """Every test runs with numpy's GEMM transforms and with the compiled ones (winograd4_jit.py,
+    when numba is installed)."""
+    if request.param == "jit":
+        pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1" if request.param == "jit" else "0")
+    return request.param
+
+
 def _exact(x, w, b, pad):
     """float64 convolution and its rounding scale sum(|x| * |w|) (+ |b|) per output."""
     n, c, h, wd = x.shape
@@ -120,6 +130,8 @@ def test_its_scratch_is_two_chunk_buffers(monkeypatch):
     whole = np.empty((4, 48, 16, 16), np.float32)
     w4.winograd4_forward(np, x, u, None, (1, 1), whole)
     monkeypatch.setattr(w4, "CHUNK_BYTES", 36 * 48 * 16 * 4 * 2)     # two images per chunk
+    monkeypatch.setattr(w4, "JIT_CHUNK_BYTES", 36 * 48 * 16 * 4 * 2)
+    monkeypatch.setattr(w4, "JIT_MIN_CHUNK_TILES", 1)
     out = np.empty_like(whole)
     tracemalloc.start()
     try:
