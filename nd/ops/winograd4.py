@@ -25,7 +25,7 @@ import os
 
 import numpy as np
 
-from . import scratch, winograd4_jit
+from . import jit, scratch, winograd4_jit
 from .blas import THREADED_BLAS
 from .conv_kernels import epilogue
 
@@ -90,7 +90,7 @@ def use_winograd4(dshape: tuple, wshape: tuple, dtype, a) -> bool:
     tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
     if tiles >= MIN_TILES_PER_CHANNEL * max(c, o):
         return True
-    return (winograd4_jit.available() and 36 * c * o * 4 <= JIT_MAX_WEIGHT_BYTES
+    return (jit.available() and 36 * c * o * 4 <= JIT_MAX_WEIGHT_BYTES
             and tiles >= JIT_MIN_TILES_PER_CHANNEL * max(c, o))
 
 
@@ -111,8 +111,8 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = 
     n, c, h, wd = x.shape
     o = u.shape[2]
     th, tw = (out.shape[2] + 3) // 4, (out.shape[3] + 3) // 4
-    jit = winograd4_jit.kernels() if xp is np else None
-    k = _images_per_chunk(xp, jit, n, max(c, o), th * tw)
+    compiled = winograd4_jit.kernels() if xp is np else None
+    k = _images_per_chunk(xp, compiled, n, max(c, o), th * tw)
     # two buffers, taking turns: tiles D, then V (D dead) into the second, M (V's operand
     # D dead) into the first, Y into the second -- half the memory of one buffer per stage
     big = ((36 * k * th * tw * max(c, o),), x.dtype)            # float32 (use_winograd4)
@@ -122,8 +122,8 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = 
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)
         xpad[:n1 - n0, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x[n0:n1].transpose(0, 2, 3, 1)
-        if jit is not None:
-            _chunk_jit(jit, xpad[:n1 - n0], u, b, None if residual is None else residual[n0:n1], relu,
+        if compiled is not None:
+            _chunk_jit(compiled, xpad[:n1 - n0], u, b, None if residual is None else residual[n0:n1], relu,
                        out[n0:n1], dbuf, vbuf)
             continue
         _chunk_numpy(xp, xpad[:n1 - n0], u, b, out[n0:n1], dbuf, vbuf)
@@ -131,7 +131,7 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = 
             finish(out[n0:n1], slice(n0, n1))
 
 
-def _images_per_chunk(xp, jit, n: int, channels: int, tiles_per_image: int) -> int:
+def _images_per_chunk(xp, compiled, n: int, channels: int, tiles_per_image: int) -> int:
     """Images per chunk: the whole batch for cupy; with the compiled transforms, the fewest
     that give the GEMMs JIT_MIN_CHUNK_TILES rows, or more up to JIT_CHUNK_BYTES of tiles
     (small chunks keep the tiles in cache between the transforms and the GEMMs); with numpy's
@@ -139,23 +139,23 @@ def _images_per_chunk(xp, jit, n: int, channels: int, tiles_per_image: int) -> i
     if xp is not np:
         return n
     per_image = 36 * channels * tiles_per_image * 4
-    if jit is None:
+    if compiled is None:
         return max(1, min(n, CHUNK_BYTES // per_image))
     return max(1, min(n, max(-(-JIT_MIN_CHUNK_TILES // tiles_per_image), JIT_CHUNK_BYTES // per_image)))
 
 
-def _chunk_jit(jit, xpad, u, b, residual, relu: bool, out, vbuf, mbuf) -> None:
+def _chunk_jit(kernels, xpad, u, b, residual, relu: bool, out, vbuf, mbuf) -> None:
     """One chunk by the compiled transforms around the 36 GEMMs M = V U, the epilogue
     (+ `residual`, the chunk's rows, or None; ReLU if `relu`) fused into the output's."""
     q, c, o = xpad.shape[0], u.shape[1], u.shape[2]
     th, tw = (xpad.shape[1] - 2) // 4, (xpad.shape[2] - 2) // 4
     t = q * th * tw
     v = vbuf[:36 * t * c].reshape(36, t, c)
-    jit.input(xpad, q, th, tw, v)
+    kernels.input(xpad, q, th, tw, v)
     m = mbuf[:36 * t * o].reshape(36, t, o)
     np.matmul(v, u, out=m)
     bias = np.zeros(o, np.float32) if b is None else np.ascontiguousarray(b, dtype=np.float32)
-    jit.output(m, bias, _NO_RESIDUAL if residual is None else residual, relu, q, th, tw, out)
+    kernels.output(m, bias, _NO_RESIDUAL if residual is None else residual, relu, q, th, tw, out)
 
 
 def _chunk_numpy(xp, xpad, u, b, out, dbuf, vbuf) -> None:

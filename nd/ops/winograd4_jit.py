@@ -1,5 +1,5 @@
-"""Compiled tile transforms of Winograd F(4x4, 3x3) (winograd4.py), used when the optional
-`numba` extra is installed (`pip install hybridgraph[jit]`).
+"""Compiled tile transforms of Winograd F(4x4, 3x3) (winograd4.py), used with the optional
+`[jit]` extra (jit.py).
 
 In numpy, the input transform B^T d B and the output transform A^T m A run as a strided
 gather of every 6x6 tile, a dense (36x36) GEMM, a (16x36) GEMM and a strided scatter: about
@@ -8,23 +8,18 @@ three times the time of the 36 GEMMs they serve (ResNet-18's 64-channel layers a
 data: the adds and subtracts of B^T and A^T over contiguous channel vectors of each tile,
 the rows of a row of tiles transformed once for every tile that shares them, and the
 output's bias, residual add and ReLU applied while its 4x4 tiles are written to the
-channel-first image. They run on the calling thread: threads of their own would compete with
-the BLAS threads that still spin after each GEMM (measured: stalls of one 4 ms scheduler tick).
+channel-first image.
 
-Cost: numba and its LLVM add about 150 MB to the process's resident memory, paid once
-by the first plan that runs F(4x4).
-
-Not installed, or HYBRIDGRAPH_JIT=0: `kernels()` is None and winograd4.py keeps its numpy
-path, which stays the reference (tests/nd/test_winograd4_jit.py compares the two).
+Without numba, or with HYBRIDGRAPH_JIT=0, `kernels()` is None and winograd4.py keeps its
+numpy path, the reference (tests/nd/test_winograd4_jit.py compares the two).
 """
 from __future__ import annotations
 
-import importlib.util
-import os
-import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
+
+from . import jit
 
 _F0, _F2, _F4, _F5, _F8 = np.float32(0), np.float32(2), np.float32(4), np.float32(5), np.float32(8)
 
@@ -37,45 +32,12 @@ class Kernels(NamedTuple):
     output: Callable
 
 
-_kernels: Kernels | None = None
-_tried = False
-
-
-def enabled() -> bool:
-    """HYBRIDGRAPH_JIT=0 turns the compiled kernels off (numpy's path runs instead)."""
-    return os.environ.get("HYBRIDGRAPH_JIT", "1") not in ("0", "")
-
-
-def available() -> bool:
-    """Whether the compiled transforms can run: numba installed and the switch on (nothing is
-    imported or compiled)."""
-    return enabled() and importlib.util.find_spec("numba") is not None
-
-
 def kernels() -> Kernels | None:
-    """The compiled transforms, or None when numba is missing or the switch is off. Compiled on
-    first use (cached on disk by numba where its cache directory is writable)."""
-    global _kernels, _tried
-    if not enabled():
-        return None
-    if not _tried:
-        _tried = True
-        try:
-            _kernels = _compile()
-        except ImportError:
-            _kernels = None
-    return _kernels
+    """The compiled transforms, or None without numba or with the switch off."""
+    return jit.kernels("winograd4", _compile)
 
 
 def _compile() -> Kernels:
-    import numba
-
-    def jit(fn):
-        try:
-            return numba.njit(cache=True, nogil=True)(fn)
-        except RuntimeError:    # pragma: no cover - no writable cache directory
-            return numba.njit(nogil=True)(fn)
-
     def input_tiles(xpad, q, th, tw, v):
         """v[a*6+b, p, :] = (B^T d B)[a, b] of tile p = (image, row, column) of the padded
         channel-last images xpad (q, 4*th+2, 4*tw+2, C)."""
@@ -156,6 +118,4 @@ def _compile() -> Kernels:
                             val = _F0
                         dst[col] = val
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return Kernels(jit(input_tiles), jit(output_tiles))
+    return Kernels(jit.njit(input_tiles), jit.njit(output_tiles))

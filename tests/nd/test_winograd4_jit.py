@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hybridgraph.nd.ops import winograd4 as w4
-from hybridgraph.nd.ops import winograd4_jit
+from hybridgraph.nd.ops import jit, winograd4_jit
 
 pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
 
@@ -69,9 +69,9 @@ def test_relu_keeps_nan_as_numpys_maximum(monkeypatch):
 
 def test_the_switch_turns_the_kernels_off(monkeypatch):
     monkeypatch.setenv("HYBRIDGRAPH_JIT", "0")
-    assert winograd4_jit.kernels() is None and not winograd4_jit.available()
+    assert winograd4_jit.kernels() is None and not jit.available()
     monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
-    assert winograd4_jit.kernels() is not None and winograd4_jit.available()
+    assert winograd4_jit.kernels() is not None and jit.available()
 
 
 def test_plans_use_f4x4_with_fewer_tiles_when_compiled_but_not_for_huge_weights(monkeypatch):
