@@ -17,7 +17,7 @@ from ..attrs import Attr, Attrs
 from ..errors import ShapeError
 from ..registry import register
 from .conv import CONV_ATTRS, _conv_shape, _conv_type, _prepare, conv_forward, from_cf, given_attrs, to_cf
-from .conv_kernels import epilogue
+from .conv_epilogue import epilogue
 from .winograd4 import winograd4_forward
 
 _ATTRS = {**CONV_ATTRS,

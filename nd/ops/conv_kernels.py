@@ -44,7 +44,7 @@ import numpy as np
 
 from ..attrs import Attrs
 from ..errors import AttrError, ShapeError
-from . import conv_jit, depthwise, scratch
+from . import conv_jit, depthwise, scratch, winograd4
 from .blas import CHUNK_BYTES, THREADED_BLAS, chunk_limit  # noqa: F401 - THREADED_BLAS re-exported
 from .flat_grid import FlatGrid
 from .winograd import use_winograd, winograd_forward
@@ -385,19 +385,6 @@ def _depthwise_forward(xp, x, w, b, geo: Geometry, out) -> None:
             acc += b.reshape(bcast)
 
 
-def epilogue(xp, residual, relu: bool):
-    """`finish(dst, where)` for conv_forward: ``dst += residual[where]``, then ReLU in place."""
-    if residual is None and not relu:
-        return None
-
-    def finish(dst, where):
-        if residual is not None:
-            dst += residual[where]
-        if relu:
-            xp.maximum(dst, dst.dtype.type(0), out=dst)
-    return finish
-
-
 def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None, workspace=None):
     """Channel-first convolution: (N, C, *in) x (O, C/G, *k) -> (N, O, *out), written into
     `out` when given (a contiguous array of that shape); the GEMM and Winograd kernels take
@@ -424,6 +411,9 @@ def conv_forward(xp, x, w, b, geo: Geometry, out=None, finish=None, workspace=No
         depthwise.depthwise_forward(xp, x, w, b, geo, out)
     elif _is_depthwise(geo, c):
         _depthwise_forward(xp, x, w, b, geo, out)
+    elif winograd4.use_winograd4_direct(x, w, geo, finish):
+        winograd4.winograd4_forward(xp, x, winograd4.weight4(w), b, geo.pad, out, workspace=workspace)
+        return out
     elif use_winograd(x, w, geo.kernel, geo.stride, geo.dilate, geo.groups, out_sp):
         winograd_forward(xp, x, w, b, geo.pad, out, finish, workspace)
         return out

@@ -27,7 +27,7 @@ import numpy as np
 
 from . import jit, scratch, winograd4_jit
 from .blas import THREADED_BLAS
-from .conv_kernels import epilogue
+from .conv_epilogue import epilogue
 
 #: F(4x4, 3x3) transforms (Lavin & Gray): B^T (6x6), G (6x3), A^T (4x6)
 BT = np.array([[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0],
@@ -38,6 +38,7 @@ AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0,
               dtype=np.float64)
 _BB = np.kron(BT, BT).astype(np.float32)      # (36, 36): V = _BB @ D
 _AA = np.kron(AT, AT).astype(np.float32)      # (16, 36): Y = _AA @ M
+_GG_T = np.ascontiguousarray(np.kron(G, G).T)  # (9, 36), float64: U^T = w @ _GG_T
 
 #: bound of the float32 error relative to sum(|x| * |w|) over the output's window (measured
 #: max 1.1e-5 on the test's shapes and data; im2col's is about 2e-7)
@@ -94,11 +95,39 @@ def use_winograd4(dshape: tuple, wshape: tuple, dtype, a) -> bool:
             and tiles >= JIT_MIN_TILES_PER_CHANNEL * max(c, o))
 
 
+#: most channel pairs (C x O) for which convolutions outside inference plans (training, eager)
+#: run F(4x4) with the compiled transforms, transforming their weight on every call (float64:
+#: ~0.5 ms at 128 x 128, a few percent of the layer at batch 8)
+DIRECT_MAX_PAIRS = 128 * 128
+
+
+def use_winograd4_direct(x, w, geo, finish) -> bool:
+    """Whether conv_kernels.conv_forward runs a convolution by F(4x4, 3x3) with the weight
+    transformed per call: the compiled transforms installed, float32, 3x3, stride 1,
+    undilated, ungrouped, no epilogue, within the channel range of the accuracy bound and
+    DIRECT_MAX_PAIRS, and enough output tiles per channel."""
+    if not enabled() or not jit.available() or finish is not None or x.ndim != 4:
+        return False
+    if x.dtype != np.float32 or w.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
+            or geo.stride != (1, 1) or geo.dilate != (1, 1):
+        return False
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    oh, ow = h + 2 * geo.pad[0] - 2, wd + 2 * geo.pad[1] - 2
+    if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS or c * o > DIRECT_MAX_PAIRS:
+        return False
+    return n * ((oh + 3) // 4) * ((ow + 3) // 4) >= JIT_MIN_TILES_PER_CHANNEL * max(c, o)
+
+
 def weight4(w: np.ndarray) -> np.ndarray:
     """U (36, C, O) = G w G^T for every (output, input) channel pair, computed in float64."""
     o, c = w.shape[:2]
-    u = np.kron(G, G) @ np.asarray(w, dtype=np.float64).reshape(o * c, 9).T     # (36, O*C)
-    return np.ascontiguousarray(u.reshape(36, o, c).transpose(0, 2, 1)).astype(w.dtype)
+    wt = np.empty((c, o, 9), np.float64)
+    wt[...] = w.reshape(o, c, 9).transpose(1, 0, 2)
+    ut = wt.reshape(c * o, 9) @ _GG_T                   # (C*O, 36): one plain GEMM
+    u = np.empty((36, c, o), w.dtype)
+    u[...] = ut.reshape(c, o, 36).transpose(2, 0, 1)     # reorder (36 apart) and round in one pass
+    return u
 
 
 def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = False,

@@ -84,3 +84,33 @@ def test_plans_use_f4x4_with_fewer_tiles_when_compiled_but_not_for_huge_weights(
     assert w4.use_winograd4(*layer3_b1)
     a512 = get_op("Convolution").parse_attrs({"kernel": (3, 3), "num_filter": 512, "pad": (1, 1)})
     assert not w4.use_winograd4((8, 512, 7, 7), (512, 512, 3, 3), np.float32, a512)  # 38 MB of U
+
+
+def test_convolutions_outside_plans_run_f4x4_within_its_bound(monkeypatch):
+    """With the compiled transforms, conv_forward (eager and training convolutions, and the
+    data gradient's flipped convolution) runs 64-128-channel 3x3 layers by F(4x4), the weight
+    transformed per call; the result stays within the bound of float64's."""
+    from hybridgraph.nd.ops import conv_kernels as ck
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 64, 13, 12)).astype(np.float32)
+    w = (rng.standard_normal((96, 64, 3, 3)) / 24).astype(np.float32)
+    b = rng.standard_normal(96).astype(np.float32)
+    geo = ck.Geometry((3, 3), (1, 1), (1, 1), (1, 1), 1)
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
+    assert w4.use_winograd4_direct(x, w, geo, None)
+    got = ck.conv_forward(np, x, w, b, geo)
+    exact = ck.conv_forward(np, x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), geo)
+    mag = ck.conv_forward(np, np.abs(x).astype(np.float64), np.abs(w).astype(np.float64),
+                          np.abs(b).astype(np.float64), geo)
+    assert (np.abs(got - exact) <= w4.ERROR_BOUND * mag).all()
+    g = rng.standard_normal(got.shape).astype(np.float32)
+    dx = ck.conv_data_grad(np, g, w, x.shape, geo)
+    dx_exact = ck.conv_data_grad(np, g.astype(np.float64), w.astype(np.float64), x.shape, geo)
+    dx_mag = ck.conv_data_grad(np, np.abs(g).astype(np.float64), np.abs(w).astype(np.float64), x.shape, geo)
+    assert (np.abs(dx - dx_exact) <= w4.ERROR_BOUND * dx_mag).all()
+    assert not w4.use_winograd4_direct(x, w, geo, finish=lambda dst, where: None)   # epilogues: GEMM paths
+    monkeypatch.setenv("HYBRIDGRAPH_WINOGRAD4", "0")
+    assert not w4.use_winograd4_direct(x, w, geo, None)
+    monkeypatch.setenv("HYBRIDGRAPH_WINOGRAD4", "1")
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "0")
+    assert not w4.use_winograd4_direct(x, w, geo, None)
