@@ -28,7 +28,7 @@ import itertools
 
 import numpy as np
 
-from . import scratch
+from . import pool_jit, scratch
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, AutogradError, ShapeError
 from ..registry import merge_shape, register, same_type
@@ -337,8 +337,13 @@ def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
     per kernel offset, one scatter-add of the outputs' gradient into the offset's slice of
     the input (for max pooling only where the offset holds the window's first maximum),
     with the input split by stride phase so that every slice is contiguous."""
-    if a.pool_type == "max" and _tiles_input(geo):
+    if a.pool_type == "max" and _tiles_input(geo):       # numpy's offset-by-offset pass is faster there
         return _tiled_max_backward(xp, g, x, y, geo)
+    if a.pool_type == "max" and xp is np and len(geo.kernel) == 2 and x.dtype in (np.float32, np.float64) \
+            and g.dtype == x.dtype and (compiled := pool_jit.kernels()) is not None:
+        dx = np.empty(x.shape, g.dtype)
+        compiled.max_pool_grad(x, y, g, geo.kernel, geo.stride, geo.pad_lo, dx)
+        return dx
     dx = _Phases(xp, x.shape, geo.stride, g.dtype)
     taps = list(_clipped_taps(geo))
     if a.pool_type == "max":
