@@ -54,4 +54,9 @@ def kernels(name: str, build: Callable[[], K]) -> K | None:
                 _built[name] = build()
         except ImportError:
             _built[name] = None
+        except Exception as e:  # noqa: BLE001 - a broken numba install must not break convolutions
+            _built[name] = None
+            warnings.warn(f"hybridgraph: the [jit] extra's {name} kernels could not be built "
+                          f"({type(e).__name__}: {e}); numpy's paths run instead "
+                          "(HYBRIDGRAPH_JIT=0 silences this)", RuntimeWarning, stacklevel=2)
     return _built[name]

@@ -114,3 +114,13 @@ def test_convolutions_outside_plans_run_f4x4_within_its_bound(monkeypatch):
     monkeypatch.setenv("HYBRIDGRAPH_WINOGRAD4", "1")
     monkeypatch.setenv("HYBRIDGRAPH_JIT", "0")
     assert not w4.use_winograd4_direct(x, w, geo, None)
+
+
+def test_a_kernel_build_failure_falls_back_to_numpy_with_a_warning(monkeypatch):
+    monkeypatch.setattr(jit, "_built", {})
+
+    def broken():
+        raise RuntimeError("LLVM could not start")
+    with pytest.warns(RuntimeWarning, match="could not be built .*LLVM could not start.*numpy's paths run"):
+        assert jit.kernels("broken", broken) is None
+    assert jit.kernels("broken", broken) is None          # once: no second warning, no retry
