@@ -34,23 +34,28 @@ def kernels() -> Kernels | None:
     return jit.kernels("conv", _compile)
 
 
-def _span(n_out, size, stride, offset):
-    """[lo, hi): the outputs o whose input index o * stride + offset is inside [0, size)."""
-    lo = 0 if offset >= 0 else (-offset + stride - 1) // stride
-    hi = 0 if size - offset <= 0 else min(n_out, (size - offset + stride - 1) // stride)
-    return lo, max(lo, hi)
+def _taps(k, n_out, size, stride, dilate, pad):
+    """(offset, first output, end output) of each of the k kernel taps along one dim: tap t
+    reads input o * stride + offset for output o, inside [0, size) for o in [first, end)."""
+    res = np.empty((k, 3), np.int64)
+    for t in range(k):
+        off = t * dilate - pad
+        lo = 0 if off >= 0 else (-off + stride - 1) // stride
+        hi = 0 if size - off <= 0 else min(n_out, (size - off + stride - 1) // stride)
+        res[t, 0], res[t, 1], res[t, 2] = off, lo, max(lo, hi)
+    return res
 
 
 U = np.uint64
 
-#: _span compiled (by _compile): the kernels call it as a global, not a closure variable,
+#: _taps compiled (by _compile): the kernels call it as a global, not a closure variable,
 #: so that numba's disk cache recognises them in the next process
-span = None
+taps = None
 
 
 def _compile() -> Kernels:
-    global span
-    span = jit.njit(_span)
+    global taps
+    taps = jit.njit(_taps)
 
     # every index is cast to unsigned (U): numba checks signed indices for wrapping around
     # from the end, which keeps LLVM from vectorising the loops (measured: 5x slower)
@@ -59,13 +64,12 @@ def _compile() -> Kernels:
         n, c, h, w = x.shape
         kh, kw, oh, ow = cols.shape[1], cols.shape[2], cols.shape[4], cols.shape[5]
         sy, sx = stride
+        ty, tx = taps(kh, oh, h, sy, dilate[0], pad[0]), taps(kw, ow, w, sx, dilate[1], pad[1])
         for ch in range(c):
             for ky in range(kh):
-                offy = ky * dilate[0] - pad[0]
-                ylo, yhi = span(oh, h, sy, offy)
+                offy, ylo, yhi = ty[ky, 0], ty[ky, 1], ty[ky, 2]
                 for kx in range(kw):
-                    offx = kx * dilate[1] - pad[1]
-                    xlo, xhi = span(ow, w, sx, offx)
+                    offx, xlo, xhi = tx[kx, 0], tx[kx, 1], tx[kx, 2]
                     for i in range(n):
                         dst = cols[U(ch), U(ky), U(kx), U(i)]
                         for oy in range(oh):
@@ -87,6 +91,7 @@ def _compile() -> Kernels:
         n, c, h, w = out.shape
         kh, kw, oh, ow = cols.shape[1], cols.shape[2], cols.shape[4], cols.shape[5]
         sy, sx = stride
+        ty, tx = taps(kh, oh, h, sy, dilate[0], pad[0]), taps(kw, ow, w, sx, dilate[1], pad[1])
         for i in range(n):
             for ch in range(c):
                 plane = out[U(i), U(ch)]
@@ -94,11 +99,9 @@ def _compile() -> Kernels:
                     for x in range(w):
                         plane[U(y), U(x)] = 0
                 for ky in range(kh):
-                    offy = ky * dilate[0] - pad[0]
-                    ylo, yhi = span(oh, h, sy, offy)
+                    offy, ylo, yhi = ty[ky, 0], ty[ky, 1], ty[ky, 2]
                     for kx in range(kw):
-                        offx = kx * dilate[1] - pad[1]
-                        xlo, xhi = span(ow, w, sx, offx)
+                        offx, xlo, xhi = tx[kx, 0], tx[kx, 1], tx[kx, 2]
                         for oy in range(ylo, yhi):
                             iy = U(oy * sy + offy)
                             for ox in range(xlo, xhi):

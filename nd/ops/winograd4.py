@@ -82,13 +82,10 @@ def use_winograd4(dshape: tuple, wshape: tuple, dtype, a) -> bool:
     if tuple(a.kernel) != (3, 3) or a.num_group != 1 or any(s != 1 for s in a.stride or ()) \
             or any(d != 1 for d in a.dilate or ()):
         return False
-    n, c, h, w = dshape
-    o = wshape[0]
-    pad = tuple(a.pad) if a.pad else (0, 0)
-    oh, ow = h + 2 * pad[0] - 2, w + 2 * pad[1] - 2
-    if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS:
+    c, o = dshape[1], wshape[0]
+    tiles = _tiles(dshape, o, tuple(a.pad) if a.pad else (0, 0))
+    if not tiles:
         return False
-    tiles = n * ((oh + 3) // 4) * ((ow + 3) // 4)
     if tiles >= MIN_TILES_PER_CHANNEL * max(c, o):
         return True
     return (jit.available() and 36 * c * o * 4 <= JIT_MAX_WEIGHT_BYTES
@@ -111,12 +108,20 @@ def use_winograd4_direct(x, w, geo, finish) -> bool:
     if x.dtype != np.float32 or w.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
             or geo.stride != (1, 1) or geo.dilate != (1, 1):
         return False
-    n, c, h, wd = x.shape
-    o = w.shape[0]
-    oh, ow = h + 2 * geo.pad[0] - 2, wd + 2 * geo.pad[1] - 2
-    if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS or c * o > DIRECT_MAX_PAIRS:
-        return False
-    return n * ((oh + 3) // 4) * ((ow + 3) // 4) >= JIT_MIN_TILES_PER_CHANNEL * max(c, o)
+    c, o = x.shape[1], w.shape[0]
+    tiles = _tiles(x.shape, o, geo.pad)
+    return bool(tiles) and c * o <= DIRECT_MAX_PAIRS and tiles >= JIT_MIN_TILES_PER_CHANNEL * max(c, o)
+
+
+def _tiles(dshape: tuple, o: int, pad: tuple) -> int:
+    """4x4 output tiles of a 3x3 stride-1 convolution of (N, C, H, W) data into `o` channels,
+    or 0 where F(4x4) does not apply: an empty output, or channels outside the range of the
+    accuracy bound."""
+    n, c, h, w = dshape
+    oh, ow = h + 2 * pad[0] - 2, w + 2 * pad[1] - 2
+    if oh < 1 or ow < 1 or not MIN_CHANNELS <= min(c, o) or c > MAX_CHANNELS:
+        return 0
+    return n * ((oh + 3) // 4) * ((ow + 3) // 4)
 
 
 def weight4(w: np.ndarray) -> np.ndarray:
@@ -148,6 +153,8 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = 
     xpad, dbuf, vbuf = scratch.take(xp, workspace, [((k, 4 * th + 2, 4 * tw + 2, c), x.dtype), big, big])
     scratch.zero_margins(xpad, pad[0], pad[1], h, wd)
     finish = epilogue(xp, residual, relu)
+    if compiled is not None:     # the compiled output transform always adds a (float32) bias
+        b = np.zeros(o, np.float32) if b is None else np.ascontiguousarray(b, dtype=np.float32)
     for n0 in range(0, n, k):
         n1 = min(n, n0 + k)
         xpad[:n1 - n0, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x[n0:n1].transpose(0, 2, 3, 1)
@@ -174,8 +181,9 @@ def _images_per_chunk(xp, compiled, n: int, channels: int, tiles_per_image: int)
 
 
 def _chunk_jit(kernels, xpad, u, b, residual, relu: bool, out, vbuf, mbuf) -> None:
-    """One chunk by the compiled transforms around the 36 GEMMs M = V U, the epilogue
-    (+ `residual`, the chunk's rows, or None; ReLU if `relu`) fused into the output's."""
+    """One chunk by the compiled transforms around the 36 GEMMs M = V U, the bias `b` (float32
+    (O,)) and the epilogue (+ `residual`, the chunk's rows, or None; ReLU if `relu`) fused into
+    the output transform."""
     q, c, o = xpad.shape[0], u.shape[1], u.shape[2]
     th, tw = (xpad.shape[1] - 2) // 4, (xpad.shape[2] - 2) // 4
     t = q * th * tw
@@ -183,8 +191,7 @@ def _chunk_jit(kernels, xpad, u, b, residual, relu: bool, out, vbuf, mbuf) -> No
     kernels.input(xpad, q, th, tw, v)
     m = mbuf[:36 * t * o].reshape(36, t, o)
     np.matmul(v, u, out=m)
-    bias = np.zeros(o, np.float32) if b is None else np.ascontiguousarray(b, dtype=np.float32)
-    kernels.output(m, bias, _NO_RESIDUAL if residual is None else residual, relu, q, th, tw, out)
+    kernels.output(m, b, _NO_RESIDUAL if residual is None else residual, relu, q, th, tw, out)
 
 
 def _chunk_numpy(xp, xpad, u, b, out, dbuf, vbuf) -> None:
