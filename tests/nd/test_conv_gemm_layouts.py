@@ -1,0 +1,47 @@
+"""conv_kernels' GEMM layouts that skip a reordering copy: per-image GEMMs written straight into
+the output (_im2col_forward, images of >= IM2COL_DIRECT_MIN_POSITIONS positions) and weight
+gradients computed in the weight's layout (conv_weight_grad, weights of >=
+DIRECT_WEIGHT_GRAD_MIN elements) give what the chunked, transposing paths give."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hybridgraph.nd.ops import conv_kernels as ck
+
+
+@settings(deadline=None, max_examples=25)
+@given(n=st.integers(1, 3), c=st.integers(1, 4), o=st.integers(1, 5), hw=st.integers(5, 12),
+       k=st.integers(1, 3), stride=st.integers(1, 2), bias=st.booleans(), seed=st.integers(0, 2**16))
+def test_per_image_gemms_equal_the_chunked_gemm(n, c, o, hw, k, stride, bias, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    w = rng.standard_normal((o, c, k, k)).astype(np.float32)
+    b = rng.standard_normal(o).astype(np.float32) if bias else None
+    geo = ck.Geometry((k, k), (stride, stride), (1, 1), (1, 1), 1)
+    out_shape = (n, o, *geo.out_size((hw, hw)))
+    outs = []
+    for threshold in (1, 10**9):                    # every image direct; never
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ck, "IM2COL_DIRECT_MIN_POSITIONS", threshold)
+            out = np.full(out_shape, np.nan, np.float32)
+            ck._im2col_forward(np, x, w, b, geo, out)
+            outs.append(out)
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_weight_gradient_in_the_weights_layout_equals_the_transposed_one(monkeypatch, groups):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 4, 9, 9)).astype(np.float32)
+    geo = ck.Geometry((3, 3), (2, 2), (1, 1), (1, 1), groups)
+    w_shape = (6, 4 // groups, 3, 3)
+    g = rng.standard_normal((3, 6, *geo.out_size((9, 9)))).astype(np.float32)
+    results = []
+    for threshold in (1, 10**9):
+        monkeypatch.setattr(ck, "DIRECT_WEIGHT_GRAD_MIN", threshold)
+        results.append(ck.conv_weight_grad(np, g, x, w_shape, geo))
+    assert results[0].shape == w_shape
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
