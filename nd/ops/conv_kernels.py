@@ -591,6 +591,8 @@ def conv_weight_grad(xp, g, x, w_shape: tuple, geo: Geometry):
         return depthwise.depthwise_weight_grad(xp, g, x, w_shape, geo)
     if _is_depthwise(geo, x.shape[1]):
         return _depthwise_weight_grad(xp, g, x, w_shape, geo)
+    if xp is np and winograd4.use_winograd4_weight_grad(x, g, geo):
+        return winograd4.winograd4_weight_grad(x, g, geo.pad)
     out_sp = tuple(g.shape[2:])
     grid = _flat_grid(geo, x.shape[2:], out_sp)
     if grid is not None and x.shape[0] and prod(out_sp):

@@ -39,6 +39,7 @@ AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0,
 _BB = np.kron(BT, BT).astype(np.float32)      # (36, 36): V = _BB @ D
 _AA = np.kron(AT, AT).astype(np.float32)      # (16, 36): Y = _AA @ M
 _GG_T = np.ascontiguousarray(np.kron(G, G).T)  # (9, 36), float64: U^T = w @ _GG_T
+_GG32 = np.kron(G, G).astype(np.float32)      # (36, 9): dw = dU^T @ _GG32
 
 #: bound of the float32 error relative to sum(|x| * |w|) over the output's window (measured
 #: max 1.1e-5 on the test's shapes and data; im2col's is about 2e-7)
@@ -113,6 +114,37 @@ def use_winograd4_direct(x, w, geo, finish) -> bool:
     return bool(tiles) and c * o <= DIRECT_MAX_PAIRS and tiles >= JIT_MIN_TILES_PER_CHANNEL * max(c, o)
 
 
+#: most channel pairs (C x O) whose weight gradient runs by F(4x4, 3x3): its 36 (O, C) partial
+#: products, 4x the weight, outweigh the saved multiplies on wider layers (ResNet-18's 512@7
+#: at batch 8: 24 ms against im2col's 14)
+WEIGHT_GRAD_MAX_PAIRS = 256 * 256
+#: bound of the weight gradient's float32 error relative to sum(|x| * |g|) over each weight
+#: entry's products (measured by tests/nd/test_winograd4_weight_grad.py up to 256 x 256
+#: channels: max 1.3e-5 on normal, positive, or six-orders-wide data or gradients, 1.8e-4 when
+#: both span six orders; im2col's is about 1e-6). The transforms mix every product of a tile's
+#: inputs and gradients, so the error scales with the tile's magnitudes, not the window's.
+WEIGHT_GRAD_ERROR_BOUND = 3e-4
+#: fewest 4x4 output tiles of the batch per channel (max(C, O)) for the weight gradient
+WEIGHT_GRAD_MIN_TILES_PER_CHANNEL = 0.25
+#: fewest tiles per chunk of images in the weight gradient (the inner dimension of its GEMMs)
+WEIGHT_GRAD_MIN_CHUNK_TILES = 392
+
+
+def use_winograd4_weight_grad(x, g, geo) -> bool:
+    """Whether conv_kernels.conv_weight_grad runs by F(4x4, 3x3) (winograd4_weight_grad):
+    the compiled transforms installed, float32, 3x3, stride 1, undilated, ungrouped, within
+    the channel range of the accuracy bound and WEIGHT_GRAD_MAX_PAIRS, and enough output
+    tiles per channel."""
+    if not enabled() or not jit.available() or x.ndim != 4:
+        return False
+    if x.dtype != np.float32 or g.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
+            or geo.stride != (1, 1) or geo.dilate != (1, 1):
+        return False
+    c, o = x.shape[1], g.shape[1]
+    tiles = _tiles(x.shape, o, geo.pad)
+    return bool(tiles) and c * o <= WEIGHT_GRAD_MAX_PAIRS and tiles >= WEIGHT_GRAD_MIN_TILES_PER_CHANNEL * max(c, o)
+
+
 def _tiles(dshape: tuple, o: int, pad: tuple) -> int:
     """4x4 output tiles of a 3x3 stride-1 convolution of (N, C, H, W) data into `o` channels,
     or 0 where F(4x4) does not apply: an empty output, or channels outside the range of the
@@ -165,6 +197,41 @@ def winograd4_forward(xp, x, u, b, pad: tuple, out, residual=None, relu: bool = 
         _chunk_numpy(xp, xpad[:n1 - n0], u, b, out[n0:n1], dbuf, vbuf)
         if finish is not None:
             finish(out[n0:n1], slice(n0, n1))
+
+
+def winograd4_weight_grad(x: np.ndarray, g: np.ndarray, pad: tuple) -> np.ndarray:
+    """Weight gradient (O, C, 3, 3) of the 3x3 stride-1 convolution of x (N, C, H, W) with
+    padding `pad` and output gradient g (N, O, OH, OW), by the compiled transforms: the
+    adjoint of Y = A^T [U * V] A is dU = sum over tiles of (A dY A^T) * V, 36 GEMMs
+    (O, tiles) x (tiles, C) accumulated over chunks of images, then dw = G^T dU G in float64."""
+    kernels = winograd4_jit.kernels()
+    n, c, h, wd = x.shape
+    o, oh, ow = g.shape[1:]
+    th, tw = (oh + 3) // 4, (ow + 3) // 4
+    k = max(1, min(n, -(-WEIGHT_GRAD_MIN_CHUNK_TILES // (th * tw))))
+    xpad = np.empty((k, 4 * th + 2, 4 * tw + 2, c), np.float32)
+    scratch.zero_margins(xpad, pad[0], pad[1], h, wd)
+    gpad = np.empty((k, 4 * th, 4 * tw, o), np.float32)
+    scratch.zero_margins(gpad, 0, 0, oh, ow)
+    vbuf = np.empty(36 * k * th * tw * c, np.float32)
+    mbuf = np.empty(36 * k * th * tw * o, np.float32)
+    acc = np.empty((36, o, c), np.float32)
+    part = np.empty_like(acc) if k < n else acc
+    for n0 in range(0, n, k):
+        n1 = min(n, n0 + k)
+        q = n1 - n0
+        t = q * th * tw
+        xpad[:q, pad[0]:pad[0] + h, pad[1]:pad[1] + wd] = x[n0:n1].transpose(0, 2, 3, 1)
+        gpad[:q, :oh, :ow] = g[n0:n1].transpose(0, 2, 3, 1)
+        v = vbuf[:36 * t * c].reshape(36, t, c)
+        kernels.input(xpad[:q], q, th, tw, v)
+        dm = mbuf[:36 * t * o].reshape(36, t, o)
+        kernels.grad(gpad[:q], q, th, tw, dm)
+        np.matmul(dm.transpose(0, 2, 1), v, out=acc if n0 == 0 else part)
+        if n0:
+            acc += part
+    dw = np.matmul(acc.reshape(36, o * c).T, _GG32)       # (O*C, 9): the weight's layout
+    return dw.reshape(o, c, 3, 3)
 
 
 def _images_per_chunk(xp, compiled, n: int, channels: int, tiles_per_image: int) -> int:

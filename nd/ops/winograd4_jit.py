@@ -25,11 +25,12 @@ _F0, _F2, _F4, _F5, _F8 = np.float32(0), np.float32(2), np.float32(4), np.float3
 
 
 class Kernels(NamedTuple):
-    """The compiled transforms: input(xpad, q, th, tw, v) and
-    output(m, bias, residual, relu, q, th, tw, out)."""
+    """The compiled transforms: input(xpad, q, th, tw, v),
+    output(m, bias, residual, relu, q, th, tw, out) and grad(gpad, q, th, tw, dm)."""
 
     input: Callable
     output: Callable
+    grad: Callable
 
 
 def kernels() -> Kernels | None:
@@ -118,4 +119,38 @@ def _compile() -> Kernels:
                             val = _F0
                         dst[col] = val
 
-    return Kernels(jit.njit(input_tiles), jit.njit(output_tiles))
+    def grad_tiles(gpad, q, th, tw, dm):
+        """dm[a*6+b, p, :] = (A dY A^T)[a, b] of the 4x4 tile dY of tile p = (image, row,
+        column) of the output gradient, channel-last and zero-padded to whole tiles in gpad
+        (q, 4*th, 4*tw, O): the adjoint of the output transform."""
+        o = gpad.shape[3]
+        width = gpad.shape[2] * o
+        t = np.empty((6, width), np.float32)
+        for r in range(q * th):
+            n, i = r // th, r % th
+            # A down the four rows of this row of tiles, over every column and channel
+            x0, x1 = gpad[n, 4 * i].reshape(width), gpad[n, 4 * i + 1].reshape(width)
+            x2, x3 = gpad[n, 4 * i + 2].reshape(width), gpad[n, 4 * i + 3].reshape(width)
+            for e in range(width):
+                z0, z1, z2, z3 = x0[e], x1[e], x2[e], x3[e]
+                t[0, e] = z0
+                t[1, e] = z0 + z1 + z2 + z3
+                t[2, e] = z0 - z1 + z2 - z3
+                t[3, e] = z0 + _F2 * z1 + _F4 * z2 + _F8 * z3
+                t[4, e] = z0 - _F2 * z1 + _F4 * z2 - _F8 * z3
+                t[5, e] = z3
+            # A across each tile's four columns
+            for j in range(tw):
+                p = r * tw + j
+                for a in range(6):
+                    ta = t[a, 4 * j * o:(4 * j + 4) * o]
+                    for ch in range(o):
+                        e0, e1, e2, e3 = ta[ch], ta[o + ch], ta[2 * o + ch], ta[3 * o + ch]
+                        dm[6 * a, p, ch] = e0
+                        dm[6 * a + 1, p, ch] = e0 + e1 + e2 + e3
+                        dm[6 * a + 2, p, ch] = e0 - e1 + e2 - e3
+                        dm[6 * a + 3, p, ch] = e0 + _F2 * e1 + _F4 * e2 + _F8 * e3
+                        dm[6 * a + 4, p, ch] = e0 - _F2 * e1 + _F4 * e2 - _F8 * e3
+                        dm[6 * a + 5, p, ch] = e3
+
+    return Kernels(jit.njit(input_tiles), jit.njit(output_tiles), jit.njit(grad_tiles))
