@@ -1,5 +1,7 @@
 """mx.rnn (legacy symbolic cells): graph names as MXNet writes them, fused vs unfused numerics
 through pack/unpack_weights, bucketing iterator, vocab encoding and RNN checkpoints."""
+import random
+
 import numpy as np
 import pytest
 
@@ -103,6 +105,7 @@ def test_bucketing_module_trains_lstm_lm_with_zero_batch_begin_states():
     inference through FullyConnected (batch taken from its output, as in MXNet)."""
     mx.random.seed(0)
     np.random.seed(0)
+    random.seed(0)          # BucketSentenceIter shuffles its buckets with `random`, as MXNet's does
     vocab, hidden = 6, 8
     # a learnable language: each token is followed by the next one (mod 5)
     sents = [[1 + (s + t) % 5 for t in range(n)] for s, n in enumerate([4] * 8 + [6] * 8)]
