@@ -8,13 +8,15 @@ models get the same step here).
 
 Each (round, engine) runs in a fresh process, engines alternating and their order rotated
 every round; a process times blocks of steps and reports the median of **process CPU time**
-per step (wall-clock time on a shared machine measures the other jobs). Engines: torch and
+per step (wall-clock time on a shared machine measures the other jobs) and of wall-clock
+time (the step's latency on a quiet machine). Engines: torch and
 one or more hybridgraph trees (`--tree name=path`, e.g. a checkout of an earlier commit,
 for before/after). The table gives medians over rounds and each engine / torch.
 
-Threads: one BLAS / OpenMP thread by default. On a loaded machine a threaded BLAS's
-workers spin while they wait for a core, and process CPU time counts the spinning
-(`--threads 2` to see it).
+Threads: one BLAS / OpenMP thread by default (`--threads 2` for two). A threaded BLAS's
+idle workers spin before they sleep, and process CPU time counts the spinning: OpenBLAS's
+default is ~0.1 s after every GEMM, which hybridgraph's import shortens to ~0.3 ms
+(nd/ops/blas.py, limit_worker_spin; PyTorch's OpenMP pool spins too).
 
 Run:  python benchmarks/train_vs_torch.py [--rounds 3] [--workloads lenet,resnet]
           [--tree before=/tmp/old-checkout] [--torch /tmp/torchvenv/bin/python]
@@ -87,14 +89,15 @@ def child(engine: str, workload: str, harness: str, blocks: int) -> None:
         run = _hybridgraph_step(W, B, workload)
     losses = [run() for _ in range(3)]          # warm-up: plans, allocations
     per = WORKLOADS[workload]
-    times = []
+    times, walls = [], []
     for _ in range(blocks):
-        t0 = time.process_time()
+        t0, w0 = time.process_time(), time.perf_counter()
         for _ in range(per):
             run()
         times.append((time.process_time() - t0) / per)
+        walls.append((time.perf_counter() - w0) / per)
     print("RESULT " + json.dumps({"engine": engine, "workload": workload, "cpu_s": statistics.median(times),
-                                  "loss0": losses[0]}))
+                                  "wall_s": statistics.median(walls), "loss0": losses[0]}))
 
 
 def _spawn(python: str, tree: str | None, engine: str, workload: str, args) -> dict | None:
@@ -138,18 +141,20 @@ def main() -> None:
             for name, python, tree in order:
                 out = _spawn(python, tree, "torch" if name == "torch" else "hybridgraph", wl, args)
                 if out is not None:
-                    res.setdefault((wl, name), []).append(out["cpu_s"])
+                    res.setdefault((wl, name), []).append((out["cpu_s"], out["wall_s"]))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"process CPU ms per step, median over {args.rounds} rounds of fresh processes, "
+    print(f"ms per step, median over {args.rounds} rounds of fresh processes, "
           f"{args.threads} BLAS thread(s), load average {load:.1f} at the end")
-    print("| workload | engine | CPU ms/step | / torch |\n|---|---|---|---|")
+    print("| workload | engine | CPU ms/step | / torch | wall ms/step | / torch |\n|---|---|---|---|---|---|")
     for wl in args.workloads.split(","):
-        base = statistics.median(res.get((wl, "torch"), [float("nan")]))
+        base = res.get((wl, "torch"), [(float("nan"), float("nan"))])
+        base_cpu, base_wall = (statistics.median(v[i] for v in base) for i in (0, 1))
         for name, _, _ in engines:
             ts = res.get((wl, name))
             if ts:
-                med = statistics.median(ts)
-                print(f"| {wl} | {name} | {med * 1e3:.1f} | {med / base:.2f} |")
+                cpu, wall = (statistics.median(v[i] for v in ts) for i in (0, 1))
+                print(f"| {wl} | {name} | {cpu * 1e3:.1f} | {cpu / base_cpu:.2f} | {wall * 1e3:.1f} | "
+                      f"{wall / base_wall:.2f} |")
 
 
 if __name__ == "__main__":

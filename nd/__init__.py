@@ -4,6 +4,7 @@ from __future__ import annotations
 import types as _types
 
 from . import backend as _backend
+from .ops.blas import limit_worker_spin as _limit_worker_spin
 from . import autograd, ops  # noqa: F401 - importing ops registers every operator
 from . import random, rng, serialization  # noqa: F401
 from .arith import install_helpers as _install_helpers
@@ -23,6 +24,7 @@ op = _internal
 ops_namespace = OpNamespace(make_nd_function)
 
 _install_operators()
+_limit_worker_spin()
 _install_helpers(globals(), ops_namespace, symbolic=False)
 _install(globals(), _internal, NDArray)
 _install_sub_namespaces(__name__, globals(), make_nd_function)

@@ -37,3 +37,60 @@ def chunk_limit(xp, bytes_per_item: int) -> int:
     if xp is not np:
         return 1 << 62
     return max(1, CHUNK_BYTES // max(1, bytes_per_item))
+
+
+#: log2 of the CPU cycles (about 0.3 ms) OpenBLAS's worker threads spin for the next call
+#: before they sleep, set by `limit_worker_spin` unless OPENBLAS_THREAD_TIMEOUT is set
+WORKER_SPIN_LOG2_CYCLES = 20
+
+
+def limit_worker_spin() -> bool:
+    """Make numpy's OpenBLAS worker threads sleep after ~0.3 ms idle instead of OpenBLAS's
+    default 2^28 cycles (~0.1 s); True if it did.
+
+    Between two GEMMs the kernels run numpy and compiled passes on one thread; meanwhile the
+    default timeout keeps every idle BLAS worker spinning on a core. That doubled the process
+    CPU time of a ResNet-18 training step on 2 cores (and takes cores from other processes)
+    without making it faster; with 2^20 cycles the step's CPU time fell by about a third at the
+    same wall time, and the gaps of small-GEMM workloads (the MLP step: tens of microseconds)
+    stay shorter than the spin, so they do not pay for waking the workers (measured:
+    benchmarks/train_vs_torch.py, ../shared/bench). OpenBLAS reads its timeout when it starts
+    its threads, so this re-reads the environment and stops them; the next GEMM starts them
+    again. A user's OPENBLAS_THREAD_TIMEOUT (4..30; 28 is OpenBLAS's default) is left alone,
+    and so are other BLAS libraries (MKL, OpenMP builds: they lack these entry points)."""
+    if os.environ.get("OPENBLAS_THREAD_TIMEOUT", "").strip() or blas_threads() < 2:
+        return False
+    libs = _loaded_openblas()
+    if not libs:
+        return False
+    os.environ["OPENBLAS_THREAD_TIMEOUT"] = str(WORKER_SPIN_LOG2_CYCLES)
+    try:
+        for lib in libs:
+            lib.openblas_read_env()
+    finally:
+        del os.environ["OPENBLAS_THREAD_TIMEOUT"]      # child processes keep OpenBLAS's default
+    for lib in libs:
+        lib.blas_thread_shutdown_()
+    return True
+
+
+def _loaded_openblas() -> list:
+    """ctypes handles of the OpenBLAS libraries loaded in this process (numpy's; scipy's if it
+    came first) with the entry points limit_worker_spin calls (pthreads builds); none for
+    other BLAS libraries or without /proc/self/maps."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line}
+    except OSError:
+        return None
+    libs = []
+    for path in sorted(paths):
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        if all(hasattr(lib, name) for name in ("openblas_read_env", "blas_thread_shutdown_",
+                                               "openblas_thread_timeout")):
+            libs.append(lib)
+    return libs
