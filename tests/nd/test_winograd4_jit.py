@@ -92,7 +92,7 @@ def test_convolutions_outside_plans_run_f4x4_within_its_bound(monkeypatch):
     transformed per call; the result stays within the bound of float64's."""
     from hybridgraph.nd.ops import conv_kernels as ck
     rng = np.random.default_rng(4)
-    x = rng.standard_normal((2, 64, 13, 12)).astype(np.float32)
+    x = rng.standard_normal((3, 64, 13, 12)).astype(np.float32)           # 36 tiles
     w = (rng.standard_normal((96, 64, 3, 3)) / 24).astype(np.float32)
     b = rng.standard_normal(96).astype(np.float32)
     geo = ck.Geometry((3, 3), (1, 1), (1, 1), (1, 1), 1)
@@ -109,6 +109,12 @@ def test_convolutions_outside_plans_run_f4x4_within_its_bound(monkeypatch):
     dx_mag = ck.conv_data_grad(np, np.abs(g).astype(np.float64), np.abs(w).astype(np.float64), x.shape, geo)
     assert (np.abs(dx - dx_exact) <= w4.ERROR_BOUND * dx_mag).all()
     assert not w4.use_winograd4_direct(x, w, geo, finish=lambda dst, where: None)   # epilogues: GEMM paths
+    assert not w4.use_winograd4_direct(x[:2], w, geo, None)              # 24 tiles: the transform costs more
+    w256 = np.ones((256, 256, 3, 3), np.float32)
+    assert w4.use_winograd4_direct(np.ones((8, 256, 14, 14), np.float32), w256, geo, None)      # 128 tiles
+    assert not w4.use_winograd4_direct(np.ones((1, 256, 14, 14), np.float32), w256, geo, None)  # 16
+    assert not w4.use_winograd4_direct(np.ones((8, 512, 7, 7), np.float32), np.ones((512, 512, 3, 3), np.float32),
+                                       geo, None)                                             # U: 38 MB
     monkeypatch.setenv("HYBRIDGRAPH_WINOGRAD4", "0")
     assert not w4.use_winograd4_direct(x, w, geo, None)
     monkeypatch.setenv("HYBRIDGRAPH_WINOGRAD4", "1")
