@@ -13,7 +13,7 @@ import numpy as np
 
 from ..attrs import Attr
 from ..registry import ZERO_GRAD, OpDef, add_op, broadcast_shape, same_shape
-from . import special
+from . import elemwise_jit, special
 
 # ---------------------------------------------------------------------------
 # unary math: name -> (kernel, C expression, gradient(F, g, x, y) or ZERO_GRAD, aliases)
@@ -364,7 +364,15 @@ def _backward_relu(xp, a, lhs, rhs, out=None):
     and NaN for NaN, which is MXNet's relu_grad (a NaN input gives a NaN gradient).
 
     max(sign(rhs), 0) is that step (`maximum` keeps NaN); it is heaviside(rhs, 0), computed
-    about 4x faster than numpy's heaviside."""
+    about 4x faster than numpy's heaviside. With the [jit] extra, large float arrays take one
+    compiled pass of the same arithmetic (elemwise_jit.py)."""
+    dst = None if out is None else out[0]
+    if xp is np and elemwise_jit.applies(lhs, rhs, *(() if dst is None else (dst,))):
+        compiled = elemwise_jit.kernels()
+        if compiled is not None:
+            res = np.empty_like(lhs) if dst is None else dst
+            compiled.relu_grad(lhs.reshape(-1), rhs.reshape(-1), res.reshape(-1))
+            return (res,)
     if rhs.dtype.kind == "f":
         step = xp.sign(rhs)
         xp.maximum(step, rhs.dtype.type(0), out=step)
