@@ -33,13 +33,16 @@ def available() -> bool:
     return enabled() and importlib.util.find_spec("numba") is not None
 
 
-def njit(fn: Callable) -> Callable:
-    """numba's njit of `fn`: cached on disk, releasing the GIL."""
+def njit(fn: Callable, reassociate: bool = False) -> Callable:
+    """numba's njit of `fn`: cached on disk, releasing the GIL; `reassociate` lets LLVM
+    reorder floating-point sums (vectorised reductions; their results change in the last bits,
+    so only for sums no result is bitwise compared on)."""
     import numba
+    flags = {"fastmath": {"reassoc"}} if reassociate else {}
     try:
-        return numba.njit(cache=True, nogil=True)(fn)
+        return numba.njit(cache=True, nogil=True, **flags)(fn)
     except RuntimeError:    # pragma: no cover - no writable cache directory
-        return numba.njit(nogil=True)(fn)
+        return numba.njit(nogil=True, **flags)(fn)
 
 
 def kernels(name: str, build: Callable[[], K]) -> K | None:

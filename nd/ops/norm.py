@@ -22,6 +22,7 @@ import numpy as np
 from ..attrs import Attr, Attrs
 from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import merge_shape, register
+from . import norm_jit
 
 Shape = tuple
 
@@ -225,6 +226,9 @@ def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_trai
     _bn_shape(a, data.shape, gamma.shape, beta.shape, moving_mean.shape, moving_var.shape)
     acc = _acc_dtype(data.dtype)
     ax, red, bs = _bn_layout(a, data)
+    compiled = _compiled_bn(xp, ax, acc, data)
+    if compiled is not None:
+        return _batch_norm_compiled(compiled, a, data, gamma, beta, moving_mean, moving_var, is_train)
     if _bn_uses_batch_stats(a, is_train):
         mean, xc, var = _mean_center(xp, data, red, acc)
         mean, var = mean.reshape(-1), var.reshape(-1)
@@ -238,6 +242,30 @@ def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_trai
     out = xp.multiply(xc, scale.reshape(bs), out=xc)
     out += beta.astype(acc, copy=False).reshape(bs)
     return out.astype(data.dtype, copy=False), mean, invstd.astype(acc, copy=False)
+
+
+def _compiled_bn(xp, ax: int, acc, *arrays):
+    """norm_jit's kernels where they apply (numpy, channel axis 1, float32/float64 data that is
+    its own accumulation dtype, contiguous runs), else None."""
+    if xp is not np or ax != 1 or np.dtype(acc) != arrays[0].dtype or not norm_jit.applies(*arrays):
+        return None
+    return norm_jit.kernels()
+
+
+def _batch_norm_compiled(compiled, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_train: bool):  # noqa: PLR0917 - one parameter per input
+    """batch_norm's result by norm_jit's two passes (statistics, then the normalisation)."""
+    acc = data.dtype
+    x3 = norm_jit.as_ncs(data)
+    if _bn_uses_batch_stats(a, is_train):
+        mean, var = np.empty(data.shape[1], acc), np.empty(data.shape[1], acc)
+        compiled.stats(x3, mean, var)
+    else:
+        mean, var = moving_mean.astype(acc), moving_var.astype(acc, copy=False)
+    invstd = _inv_std(np, var, a.eps, acc)
+    scale = invstd if a.fix_gamma else invstd * gamma.astype(acc, copy=False)
+    out = np.empty_like(data)
+    compiled.apply(x3, mean, scale.astype(acc, copy=False), beta.astype(acc, copy=False), norm_jit.as_ncs(out))
+    return out, mean, invstd.astype(acc, copy=False)
 
 
 def _from_saved_stats(backward: str) -> Callable:
@@ -293,6 +321,18 @@ def _backward_batch_norm(xp, a: Attrs, ograd, data, gamma, mean, invstd, moving_
     else:
         mean = moving_mean.astype(acc, copy=False)
         invstd = _inv_std(xp, moving_var.astype(acc, copy=False), a.eps, acc)
+    w = xp.ones_like(invstd) if a.fix_gamma else gamma.astype(acc, copy=False)
+    compiled = _compiled_bn(xp, ax, acc, data, ograd) if _bn_uses_batch_stats(a, is_train) else None
+    if compiled is not None:
+        # the same formula as below, the sums in float64 and the elementwise pass in one loop
+        g3, x3 = norm_jit.as_ncs(ograd), norm_jit.as_ncs(data)
+        sums = np.empty((2, data.shape[1]), np.float64)
+        compiled.grad_sums(g3, x3, mean, sums[0], sums[1])
+        sum_g, dotp = sums.astype(acc)
+        dx = np.empty_like(data)
+        compiled.grad_apply(g3, x3, mean, sum_g / n, dotp * invstd * invstd / n, invstd * w, norm_jit.as_ncs(dx))
+        dgamma = xp.zeros_like(dotp) if a.fix_gamma else dotp * invstd
+        return dx, dgamma.astype(gamma.dtype, copy=False), sum_g.astype(gamma.dtype, copy=False)
     g = ograd.astype(acc, copy=False)
     # two full-size buffers, every step written into one of them (the arithmetic, and so the
     # result, of the textbook expression in the comments; its temporaries cost more than it)
@@ -300,7 +340,6 @@ def _backward_batch_norm(xp, a: Attrs, ograd, data, gamma, mean, invstd, moving_
     sum_g = g.sum(axis=red)
     tmp = xp.multiply(xc, g)
     dotp = tmp.sum(axis=red)                                     # (xc * g).sum(axis=red)
-    w = xp.ones_like(invstd) if a.fix_gamma else gamma.astype(acc, copy=False)
     if _bn_uses_batch_stats(a, is_train):
         # dx = (g - sum_g / n - xc * k) * (invstd * w)
         k = (dotp * invstd * invstd / n).reshape(bs)
