@@ -33,12 +33,15 @@ def available() -> bool:
     return enabled() and importlib.util.find_spec("numba") is not None
 
 
-def njit(fn: Callable, reassociate: bool = False) -> Callable:
+def njit(fn: Callable, reassociate: bool = False, inline: bool = False) -> Callable:
     """numba's njit of `fn`: cached on disk, releasing the GIL; `reassociate` lets LLVM
     reorder floating-point sums (vectorised reductions; their results change in the last bits,
-    so only for sums no result is bitwise compared on)."""
+    so only for sums no result is bitwise compared on); `inline` inlines it into its callers
+    (where constant arguments then simplify it)."""
     import numba
-    flags = {"fastmath": {"reassoc"}} if reassociate else {}
+    flags: dict = {"fastmath": {"reassoc"}} if reassociate else {}
+    if inline:
+        flags["inline"] = "always"
     try:
         return numba.njit(cache=True, nogil=True, **flags)(fn)
     except RuntimeError:    # pragma: no cover - no writable cache directory

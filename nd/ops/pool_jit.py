@@ -2,8 +2,9 @@
 
 numpy finds each window's first maximum tap by tap: an equality test, two boolean ops, a
 multiply and a scatter-add over every output per kernel offset (ResNet-18's 3x3 stride-2
-pooling at batch 8: 23 ms). Compiled, each window is scanned once and stops at its first
-maximum, whose position receives the output's gradient, as MXNet's CPU kernel does.
+pooling at batch 8: 73 ms). Compiled, each window inside the image is scanned once by selects
+(no branch the data decides; 3x3 windows unrolled: 25 -> 13 ms), and its first maximum's
+position receives the output's gradient, as MXNet's CPU kernel does.
 
 Ties go to the first maximum in row-major order and a NaN window (no tap equals its output)
 passes nothing, as pool.pool_backward's numpy path; so does an output gradient that is not
@@ -34,37 +35,75 @@ def kernels() -> Kernels | None:
     return jit.kernels("pool", _compile)
 
 
+def _window(src, dst, top, gv, iy0, ix0, kernel, h, w):  # noqa: PLR0917 - one window's state
+    """One window that crosses the border or has a non-finite gradient: its first
+    maximum inside the image gets gv; a non-finite gv puts gv * 0 on the others."""
+    finite = np.isfinite(gv)
+    hit = False
+    for ky in range(kernel[0]):
+        iy = iy0 + ky
+        if iy < 0 or iy >= h:
+            continue
+        for kx in range(kernel[1]):
+            ix = ix0 + kx
+            if ix < 0 or ix >= w:
+                continue
+            if not hit and src[U(iy), U(ix)] == top:
+                dst[U(iy), U(ix)] += gv
+                hit = True
+                if finite:
+                    return
+            elif not finite:
+                dst[U(iy), U(ix)] += gv * 0
+
+
+def _first_max(src, top, iy0, ix0, w, kh, kw):  # noqa: PLR0917 - one window's state
+    """Flat offset in the plane src of the first tap (row-major) of the kh x kw window at
+    (iy0, ix0) that equals top, or -1: by selects, not branches, which the data would decide
+    (mispredicted about every window); inlined, so constant kh, kw unroll the loops."""
+    sel = -1
+    for ky in range(kh - 1, -1, -1):
+        srow = src[U(iy0 + ky)]
+        base = (iy0 + ky) * w + ix0
+        for kx in range(kw - 1, -1, -1):
+            sel = base + kx if srow[U(ix0 + kx)] == top else sel
+    return sel
+
+
+#: _window and _first_max compiled (by _compile): max_pool_grad calls them as globals, not
+#: closure variables, so that numba's disk cache recognises the kernel in the next process
+window = first_max = None
+
+
 def _compile() -> Kernels:
+    global window, first_max
+    window = jit.njit(_window)
+    first_max = jit.njit(_first_max, inline=True)
+
     def max_pool_grad(x, y, g, kernel, stride, pad_lo, dx):
         n, c, h, w = x.shape
         oh, ow = y.shape[2], y.shape[3]
         for i in range(n):
             for ch in range(c):
                 src, dst = x[U(i), U(ch)], dx[U(i), U(ch)]
-                for row in range(h):
-                    for col in range(w):
-                        dst[U(row), U(col)] = 0
+                flat = dst.reshape(h * w)
+                for e in range(h * w):
+                    flat[U(e)] = 0
                 for oy in range(oh):
+                    iy0 = oy * stride[0] - pad_lo[0]
+                    rows_inside = iy0 >= 0 and iy0 + kernel[0] <= h
                     for ox in range(ow):
                         top, gv = y[U(i), U(ch), U(oy), U(ox)], g[U(i), U(ch), U(oy), U(ox)]
-                        finite = np.isfinite(gv)
-                        hit = False
-                        for ky in range(kernel[0]):
-                            iy = oy * stride[0] - pad_lo[0] + ky
-                            if iy < 0 or iy >= h:
-                                continue
-                            for kx in range(kernel[1]):
-                                ix = ox * stride[1] - pad_lo[1] + kx
-                                if ix < 0 or ix >= w:
-                                    continue
-                                if not hit and src[U(iy), U(ix)] == top:
-                                    dst[U(iy), U(ix)] += gv
-                                    hit = True
-                                    if finite:
-                                        break
-                                elif not finite:
-                                    dst[U(iy), U(ix)] += gv * 0
-                            if hit and finite:
-                                break
+                        ix0 = ox * stride[1] - pad_lo[1]
+                        if rows_inside and ix0 >= 0 and ix0 + kernel[1] <= w and np.isfinite(gv):
+                            # inside the image, a finite gradient: to the first maximum
+                            if kernel[0] == 3 and kernel[1] == 3:     # constant bounds: unrolled
+                                sel = first_max(src, top, iy0, ix0, w, 3, 3)
+                            else:
+                                sel = first_max(src, top, iy0, ix0, w, kernel[0], kernel[1])
+                            if sel >= 0:
+                                flat[U(sel)] += gv
+                            continue
+                        window(src, dst, top, gv, iy0, ix0, kernel, h, w)
 
     return Kernels(jit.njit(max_pool_grad))
