@@ -337,10 +337,17 @@ def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
     per kernel offset, one scatter-add of the outputs' gradient into the offset's slice of
     the input (for max pooling only where the offset holds the window's first maximum),
     with the input split by stride phase so that every slice is contiguous."""
-    if a.pool_type == "max" and _tiles_input(geo):       # numpy's offset-by-offset pass is faster there
-        return _tiled_max_backward(xp, g, x, y, geo)
+    compiled = None
     if a.pool_type == "max" and xp is np and len(geo.kernel) == 2 and x.dtype in (np.float32, np.float64) \
-            and g.dtype == x.dtype and (compiled := pool_jit.kernels()) is not None:
+            and g.dtype == x.dtype:
+        compiled = pool_jit.kernels()
+    if a.pool_type == "max" and _tiles_input(geo):
+        if compiled is not None and geo.kernel == (2, 2):
+            dx = np.empty(x.shape, g.dtype)
+            compiled.tiled_max_grad_2x2(x, y, g, dx)
+            return dx
+        return _tiled_max_backward(xp, g, x, y, geo)  # numpy's offset-by-offset pass beats the general scan
+    if compiled is not None:
         dx = np.empty(x.shape, g.dtype)
         compiled.max_pool_grad(x, y, g, geo.kernel, geo.stride, geo.pad_lo, dx)
         return dx

@@ -58,3 +58,20 @@ def test_nan_windows_and_non_finite_gradients_match_numpy():
     assert np.isnan(got).any()
     ok = ~np.isnan(want)
     np.testing.assert_array_equal(got[ok], want[ok])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiled_2x2_windows_give_numpys_bits(dtype):
+    """LeNet's and VGG's 2x2 / 2 pooling (windows tiling the input): ties, NaN windows and
+    non-finite gradients give numpy's tiled pass's bits, signed zeros included."""
+    rng = np.random.default_rng(7)
+    x = rng.integers(0, 3, (3, 4, 8, 10)).astype(dtype)
+    x[0, 1, 2:4, 4:6] = np.nan
+    x[1, 2, 0, 0] = np.inf
+
+    def grads(y):
+        g = rng.standard_normal(y.shape).astype(dtype)
+        g[2, 3, 1, 1], g[0, 0, 0, 0] = np.inf, np.nan
+        return g
+    want, got = _case(x.shape, (2, 2), (2, 2), (0, 0), "valid", x, grads)
+    assert got.tobytes() == want.tobytes()
