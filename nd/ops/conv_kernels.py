@@ -494,7 +494,8 @@ def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
         # (a 224x224 kernel on a 224x224 image has a 1x1 output: 50176 times the work)
         full = Geometry(geo.kernel, geo.stride, geo.dilate, tuple(e - 1 - p for p, e in zip(geo.pad, ext)),
                         geo.groups)
-        if full.out_size(g.shape[2:]) == tuple(x_shape[2:]):
+        if full.out_size(g.shape[2:]) == tuple(x_shape[2:]) and (
+                _compiled(xp, g, len(geo.kernel)) is None or _flipped_runs_winograd(g, w, x_shape, full)):
             return conv_forward(xp, g, _flipped_weight(xp, w, geo.groups), None, full)
     # _flat_data_grad's shifted adds over long runs beat numpy's col2im, not the compiled one
     if all(s == 1 for s in geo.stride) and geo.groups == 1 and g.shape[0] and prod(g.shape[2:]) \
@@ -505,6 +506,16 @@ def conv_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):
     w3 = w.reshape(geo.groups, o // geo.groups, -1)
     dcols = xp.matmul(w3.transpose(0, 2, 1), g_rows)  # (G, C/G*K, N*P)
     return _col2im(xp, dcols, x_shape, geo, tuple(g.shape[2:]))
+
+
+def _flipped_runs_winograd(g, w, x_shape: tuple, full: Geometry) -> bool:
+    """Whether the data gradient's flipped convolution would run by Winograd. Where it would
+    not, W^T @ g and the compiled col2im are faster: they skip the flipped weight's copy and
+    run one GEMM over the output positions (ResNet-18's 512@7 layers: 15.8 against 18.0 ms at
+    batch 8, 3.0 against 5.9 at batch 1)."""
+    flipped = np.broadcast_to(np.zeros((), w.dtype), (x_shape[1], w.shape[0] // full.groups) + tuple(full.kernel))
+    return (winograd4.use_winograd4_direct(g, flipped, full, None)
+            or use_winograd(g, flipped, full.kernel, full.stride, full.dilate, full.groups, tuple(x_shape[2:])))
 
 
 def _flat_data_grad(xp, g, w, x_shape: tuple, geo: Geometry):

@@ -61,3 +61,25 @@ def test_convolution_gradients_agree_with_the_extra_on_and_off(monkeypatch, shap
                          ck.conv_weight_grad(np, g, x, w.shape, geo))
     for off, on in zip(results["0"], results["1"]):
         np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-4)
+
+
+def test_stride_1_data_gradients_take_col2im_unless_the_flipped_convolution_runs_winograd(monkeypatch):
+    """With the compiled col2im, a stride-1 data gradient whose flipped convolution would not
+    run by Winograd is W^T @ g + col2im (no flipped weight copy); one that would keeps it.
+    Both equal the float64 gradient within float32 rounding."""
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
+    rng = np.random.default_rng(11)
+    geo = ck.Geometry((3, 3), (1, 1), (1, 1), (1, 1), 1)
+    flipped = []
+    real = ck._flipped_weight
+    monkeypatch.setattr(ck, "_flipped_weight", lambda *a: flipped.append(1) or real(*a))
+    for shape, o, want_flip in (((1, 512, 7, 7), 512, False), ((2, 64, 20, 20), 64, True)):
+        x_shape = shape
+        w = rng.standard_normal((o, shape[1], 3, 3)).astype(np.float32)
+        g = rng.standard_normal((shape[0], o, *shape[2:])).astype(np.float32)
+        flipped.clear()
+        got = ck.conv_data_grad(np, g, w, x_shape, geo)
+        assert bool(flipped) == want_flip
+        exact = ck.conv_data_grad(np, g.astype(np.float64), w.astype(np.float64), x_shape, geo)
+        scale = ck.conv_data_grad(np, np.abs(g).astype(np.float64), np.abs(w).astype(np.float64), x_shape, geo)
+        assert (np.abs(got - exact) <= 3e-5 * scale).all()
