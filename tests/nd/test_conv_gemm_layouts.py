@@ -45,3 +45,29 @@ def test_weight_gradient_in_the_weights_layout_equals_the_transposed_one(monkeyp
         results.append(ck.conv_weight_grad(np, g, x, w_shape, geo))
     assert results[0].shape == w_shape
     np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-5)
+
+
+@settings(deadline=None, max_examples=25)
+@given(n=st.integers(1, 3), c=st.integers(1, 4), o=st.integers(1, 5), hw=st.integers(5, 12),
+       k=st.integers(1, 7), stride=st.integers(1, 3), seed=st.integers(0, 2**16))
+def test_per_image_weight_gradients_equal_the_whole_batch_gemm(n, c, o, hw, k, stride, seed):
+    """Weight gradients summed from one GEMM per image (images of >=
+    PER_IMAGE_WEIGHT_GRAD_MIN_POSITIONS positions, the 7x7 stem's) equal the whole-batch
+    GEMM's within float32 rounding of sum(|g| |x|), strided and padded windows included."""
+    rng = np.random.default_rng(seed)
+    k = min(k, hw)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    geo = ck.Geometry((k, k), (stride, stride), (1, 1), (k // 2, k // 2), 1)
+    g = rng.standard_normal((n, o, *geo.out_size((hw, hw)))).astype(np.float32)
+    w_shape = (o, c, k, k)
+    grads, calls = [], []
+    real = ck._per_image_weight_grad
+    for threshold in (1, 10**9):                    # every image by itself; never
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(ck, "PER_IMAGE_WEIGHT_GRAD_MIN_POSITIONS", threshold)
+            mp.setattr(ck, "_per_image_weight_grad", lambda *a: calls.append(threshold) or real(*a))
+            mp.setattr(ck, "_flat_grid", lambda *a: None)       # the im2col path, for stride 1 too
+            grads.append(ck.conv_weight_grad(np, g, x, w_shape, geo))
+    assert calls == [1]
+    scale = ck.conv_weight_grad(np, np.abs(g).astype(np.float64), np.abs(x).astype(np.float64), w_shape, geo)
+    assert (np.abs(grads[0] - grads[1]) <= 1e-6 * scale + 1e-30).all()
