@@ -28,10 +28,12 @@ U = np.uint64
 
 class Kernels(NamedTuple):
     """max_pool_grad(x, y, g, kernel, stride, pad_lo, dx): 2-D, channel-first;
-    tiled_max_grad_2x2(x, y, g, dx): 2x2 windows, stride 2, tiling x exactly."""
+    tiled_max_grad_2x2(x, y, g, dx) and tiled_max_2x2(x, y), the forward: 2x2 windows,
+    stride 2, tiling x exactly."""
 
     max_pool_grad: Callable
     tiled_max_grad_2x2: Callable
+    tiled_max_2x2: Callable
 
 
 def kernels() -> Kernels | None:
@@ -74,15 +76,22 @@ def _first_max(src, top, iy0, ix0, w, kh, kw):  # noqa: PLR0917 - one window's s
     return sel
 
 
-#: _window and _first_max compiled (by _compile): max_pool_grad calls them as globals, not
-#: closure variables, so that numba's disk cache recognises the kernel in the next process
-window = first_max = None
+def _maximum(p, q):
+    """np.maximum of two scalars: p unless q is larger, NaN if p is (q's NaN is caught by the
+    comparison failing: p >= NaN is false)."""
+    return p if (p >= q or np.isnan(p)) else q
+
+
+#: _window, _first_max and _maximum compiled (by _compile): the kernels call them as globals,
+#: not closure variables, so that numba's disk cache recognises the kernels in the next process
+window = first_max = maximum = None
 
 
 def _compile() -> Kernels:
-    global window, first_max
+    global window, first_max, maximum
     window = jit.njit(_window)
     first_max = jit.njit(_first_max, inline=True)
+    maximum = jit.njit(_maximum, inline=True)
 
     def max_pool_grad(x, y, g, kernel, stride, pad_lo, dx):
         n, c, h, w = x.shape
@@ -132,4 +141,17 @@ def _compile() -> Kernels:
                         d1[j] = gv * (one if h2 else zero)
                         d1[j + U(1)] = gv * (one if h3 else zero)
 
-    return Kernels(jit.njit(max_pool_grad), jit.njit(tiled_max_grad_2x2))
+    def tiled_max_2x2(x, y):
+        """y = the max of each 2x2 / 2 window of x, as pool._reduce_dim's np.maximum passes
+        take it (rows, then columns: the same order, so NaN and signed zeros come out alike)."""
+        n, c, oh, ow = y.shape
+        for i in range(n):
+            for ch in range(c):
+                for oy in range(oh):
+                    r0, r1 = x[U(i), U(ch), U(2 * oy)], x[U(i), U(ch), U(2 * oy + 1)]
+                    yr = y[U(i), U(ch), U(oy)]
+                    for ox in range(ow):
+                        j = U(2 * ox)
+                        yr[U(ox)] = maximum(maximum(r0[j], r1[j]), maximum(r0[j + U(1)], r1[j + U(1)]))
+
+    return Kernels(jit.njit(max_pool_grad), jit.njit(tiled_max_grad_2x2), jit.njit(tiled_max_2x2))

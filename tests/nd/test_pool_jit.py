@@ -75,3 +75,23 @@ def test_tiled_2x2_windows_give_numpys_bits(dtype):
         return g
     want, got = _case(x.shape, (2, 2), (2, 2), (0, 0), "valid", x, grads)
     assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_tiled_2x2_forward_gives_numpys_bits(dtype):
+    """The compiled 2x2 / 2 max pooling takes np.maximum's order: NaN anywhere in a window and
+    the sign of a zero maximum come out as numpy's separable passes give them."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 4, 6, 8)).astype(dtype)
+    x[0, 0, 0, 1], x[1, 1, 3, 3] = np.nan, np.nan
+    x[2, 2, :2, :2] = [[0.0, -0.0], [-0.0, 0.0]]
+    x[2, 3, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    x[0, 3, :2, 2:4] = -np.inf
+    a = get_op("Pooling").parse_attrs({"kernel": (2, 2), "stride": (2, 2), "pool_type": "max"})
+    geo = pool.pool_geometry(a, x.shape[2:])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HYBRIDGRAPH_JIT", "0")
+        want = pool.pool_forward(np, a, x, geo)
+    got = pool.pool_forward(np, a, x, geo)
+    assert got.tobytes() == want.tobytes()
+    assert np.isnan(got[0, 0, 0, 0]) and np.isnan(got[1, 1, 1, 1])
