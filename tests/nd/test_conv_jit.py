@@ -13,6 +13,13 @@ from hybridgraph.nd.ops import conv_kernels as ck
 
 pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
 
+
+@pytest.fixture(autouse=True)
+def _compiled_kernels_on(monkeypatch):
+    """These tests are about the compiled kernels: on even where the suite runs with
+    HYBRIDGRAPH_JIT=0 (tests that compare with numpy's path switch it per call)."""
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
+
 geometries = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 3), st.integers(1, 3),
                        st.integers(1, 2), st.integers(1, 2), st.integers(0, 3), st.integers(0, 3))
 

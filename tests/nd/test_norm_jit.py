@@ -15,6 +15,13 @@ from hybridgraph.nd.registry import get_op
 
 pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
 
+
+@pytest.fixture(autouse=True)
+def _compiled_kernels_on(monkeypatch):
+    """These tests are about the compiled kernels: on even where the suite runs with
+    HYBRIDGRAPH_JIT=0 (tests that compare with numpy's path switch it per call)."""
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
+
 BN, BN_BACKWARD = get_op("BatchNorm"), get_op("_backward_BatchNorm")
 
 

@@ -15,6 +15,13 @@ from hybridgraph.nd.ops import jit, winograd4_jit
 pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
 
 
+@pytest.fixture(autouse=True)
+def _compiled_kernels_on(monkeypatch):
+    """These tests are about the compiled kernels: on even where the suite runs with
+    HYBRIDGRAPH_JIT=0 (tests that compare with numpy's path switch it per call)."""
+    monkeypatch.setenv("HYBRIDGRAPH_JIT", "1")
+
+
 def _run(jit: bool, x, u, b, pad, residual=None, relu=False):
     n, _, h, wd = x.shape
     out = np.full((n, u.shape[2], h + 2 * pad[0] - 2, wd + 2 * pad[1] - 2), np.nan, np.float32)
