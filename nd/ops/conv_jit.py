@@ -48,23 +48,32 @@ def _taps(k, n_out, size, stride, dilate, pad):
 
 U = np.uint64
 
-#: _taps compiled (by _compile): the kernels call it as a global, not a closure variable,
-#: so that numba's disk cache recognises them in the next process
-taps = None
+def _plane_taps(in_hw, cols_shape, stride, dilate, pad):
+    """_taps of both dims (rows, columns) of a convolution of planes `in_hw` (H, W) whose
+    columns have shape (C, KH, KW, N, OH, OW)."""
+    kh, kw, oh, ow = cols_shape[1], cols_shape[2], cols_shape[4], cols_shape[5]
+    return (taps(kh, oh, in_hw[0], stride[0], dilate[0], pad[0]),
+            taps(kw, ow, in_hw[1], stride[1], dilate[1], pad[1]))
+
+
+#: _taps and _plane_taps compiled (by _compile): the kernels call them as globals, not
+#: closure variables, so that numba's disk cache recognises them in the next process
+taps = plane_taps = None
 
 
 def _compile() -> Kernels:
-    global taps
+    global taps, plane_taps
     taps = jit.njit(_taps)
+    plane_taps = jit.njit(_plane_taps)
 
     # every index is cast to unsigned (U): numba checks signed indices for wrapping around
     # from the end, which keeps LLVM from vectorising the loops (measured: 5x slower)
     def im2col(x, stride, dilate, pad, cols):
         """cols[c, ky, kx, n, oy, ox] = x[n, c, oy*sy + ky*dy - py, ox*sx + kx*dx - px], 0 outside."""
-        n, c, h, w = x.shape
+        n, c = x.shape[0], x.shape[1]
         kh, kw, oh, ow = cols.shape[1], cols.shape[2], cols.shape[4], cols.shape[5]
         sy, sx = stride
-        ty, tx = taps(kh, oh, h, sy, dilate[0], pad[0]), taps(kw, ow, w, sx, dilate[1], pad[1])
+        ty, tx = plane_taps((x.shape[2], x.shape[3]), cols.shape, stride, dilate, pad)
         for ch in range(c):
             for ky in range(kh):
                 offy, ylo, yhi = ty[ky, 0], ty[ky, 1], ty[ky, 2]
@@ -89,9 +98,9 @@ def _compile() -> Kernels:
         """out[n, c] = the sum of every column entry's value at its input position (im2col's
         adjoint); positions in the padding are dropped."""
         n, c, h, w = out.shape
-        kh, kw, oh, ow = cols.shape[1], cols.shape[2], cols.shape[4], cols.shape[5]
+        kh, kw = cols.shape[1], cols.shape[2]
         sy, sx = stride
-        ty, tx = taps(kh, oh, h, sy, dilate[0], pad[0]), taps(kw, ow, w, sx, dilate[1], pad[1])
+        ty, tx = plane_taps((h, w), cols.shape, stride, dilate, pad)
         for i in range(n):
             for ch in range(c):
                 plane = out[U(i), U(ch)]

@@ -107,13 +107,10 @@ def use_winograd4_direct(x, w, geo, finish) -> bool:
     transformed per call: the compiled transforms installed, float32, 3x3, stride 1,
     undilated, ungrouped, no epilogue, within the channel range of the accuracy bound and
     DIRECT_MAX_PAIRS, and enough output tiles per channel."""
-    if not enabled() or not jit.available() or finish is not None or x.ndim != 4:
-        return False
-    if x.dtype != np.float32 or w.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
-            or geo.stride != (1, 1) or geo.dilate != (1, 1):
+    if finish is not None:
         return False
     c, o = x.shape[1], w.shape[0]
-    tiles = _tiles(x.shape, o, geo.pad)
+    tiles = _compiled_tiles(x, w, o, geo)
     least = max(DIRECT_MIN_TILES, JIT_MIN_TILES_PER_CHANNEL * max(c, o))
     return bool(tiles) and c * o <= DIRECT_MAX_PAIRS and tiles >= least
 
@@ -139,14 +136,21 @@ def use_winograd4_weight_grad(x, g, geo) -> bool:
     the compiled transforms installed, float32, 3x3, stride 1, undilated, ungrouped, within
     the channel range of the accuracy bound and WEIGHT_GRAD_MAX_PAIRS, and enough output
     tiles per channel."""
-    if not enabled() or not jit.available() or x.ndim != 4:
-        return False
-    if x.dtype != np.float32 or g.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
-            or geo.stride != (1, 1) or geo.dilate != (1, 1):
-        return False
     c, o = x.shape[1], g.shape[1]
-    tiles = _tiles(x.shape, o, geo.pad)
+    tiles = _compiled_tiles(x, g, o, geo)
     return bool(tiles) and c * o <= WEIGHT_GRAD_MAX_PAIRS and tiles >= WEIGHT_GRAD_MIN_TILES_PER_CHANNEL * max(c, o)
+
+
+def _compiled_tiles(x, other, o: int, geo) -> int:
+    """4x4 output tiles of the convolution of x into `o` channels by the compiled F(4x4)
+    transforms (`other`: the weight or the output gradient, float32 too), or 0 where they do
+    not apply: switches off, not 2-D float32 3x3 stride-1 undilated ungrouped, or outside
+    the accuracy bound's channel range (_tiles)."""
+    if not enabled() or not jit.available() or x.ndim != 4 or x.dtype != np.float32 \
+            or other.dtype != np.float32 or geo.kernel != (3, 3) or geo.groups != 1 \
+            or geo.stride != (1, 1) or geo.dilate != (1, 1):
+        return 0
+    return _tiles(x.shape, o, geo.pad)
 
 
 def _tiles(dshape: tuple, o: int, pad: tuple) -> int:
