@@ -226,21 +226,29 @@ def batch_norm(xp, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_trai
     _bn_shape(a, data.shape, gamma.shape, beta.shape, moving_mean.shape, moving_var.shape)
     acc = _acc_dtype(data.dtype)
     ax, red, bs = _bn_layout(a, data)
-    compiled = _compiled_bn(xp, ax, acc, data)
-    if compiled is not None:
-        return _batch_norm_compiled(compiled, a, data, gamma, beta, moving_mean, moving_var, is_train)
+    compiled = _compiled_bn(xp, ax, acc, data)     # norm_jit's two passes, numpy's arithmetic
+    xc = None
     if _bn_uses_batch_stats(a, is_train):
-        mean, xc, var = _mean_center(xp, data, red, acc)
-        mean, var = mean.reshape(-1), var.reshape(-1)
+        if compiled is not None:
+            mean, var = np.empty(data.shape[1], acc), np.empty(data.shape[1], acc)
+            compiled.stats(norm_jit.as_ncs(data), mean, var)
+        else:
+            mean, xc, var = _mean_center(xp, data, red, acc)
+            mean, var = mean.reshape(-1), var.reshape(-1)
     else:
         # a copy: the mean output must not alias the moving_mean the backward updates
         mean, var = moving_mean.astype(acc), moving_var.astype(acc, copy=False)
-        xc = data.astype(acc, copy=False) - mean.reshape(bs)
+        if compiled is None:
+            xc = data.astype(acc, copy=False) - mean.reshape(bs)
     invstd = _inv_std(xp, var, a.eps, acc)
     scale = invstd if a.fix_gamma else invstd * gamma.astype(acc, copy=False)
-    # out = xc * scale + beta, in place in xc (a fresh array) rather than two temporaries
-    out = xp.multiply(xc, scale.reshape(bs), out=xc)
-    out += beta.astype(acc, copy=False).reshape(bs)
+    if compiled is not None:
+        out = np.empty_like(data)
+        compiled.apply(norm_jit.as_ncs(data), mean, scale, beta.astype(acc, copy=False), norm_jit.as_ncs(out))
+    else:
+        # out = xc * scale + beta, in place in xc (a fresh array) rather than two temporaries
+        out = xp.multiply(xc, scale.reshape(bs), out=xc)
+        out += beta.astype(acc, copy=False).reshape(bs)
     return out.astype(data.dtype, copy=False), mean, invstd.astype(acc, copy=False)
 
 
@@ -250,22 +258,6 @@ def _compiled_bn(xp, ax: int, acc, *arrays):
     if xp is not np or ax != 1 or np.dtype(acc) != arrays[0].dtype or not norm_jit.applies(*arrays):
         return None
     return norm_jit.kernels()
-
-
-def _batch_norm_compiled(compiled, a: Attrs, data, gamma, beta, moving_mean, moving_var, is_train: bool):  # noqa: PLR0917 - one parameter per input
-    """batch_norm's result by norm_jit's two passes (statistics, then the normalisation)."""
-    acc = data.dtype
-    x3 = norm_jit.as_ncs(data)
-    if _bn_uses_batch_stats(a, is_train):
-        mean, var = np.empty(data.shape[1], acc), np.empty(data.shape[1], acc)
-        compiled.stats(x3, mean, var)
-    else:
-        mean, var = moving_mean.astype(acc), moving_var.astype(acc, copy=False)
-    invstd = _inv_std(np, var, a.eps, acc)
-    scale = invstd if a.fix_gamma else invstd * gamma.astype(acc, copy=False)
-    out = np.empty_like(data)
-    compiled.apply(x3, mean, scale.astype(acc, copy=False), beta.astype(acc, copy=False), norm_jit.as_ncs(out))
-    return out, mean, invstd.astype(acc, copy=False)
 
 
 def _from_saved_stats(backward: str) -> Callable:
@@ -322,31 +314,32 @@ def _backward_batch_norm(xp, a: Attrs, ograd, data, gamma, mean, invstd, moving_
         mean = moving_mean.astype(acc, copy=False)
         invstd = _inv_std(xp, moving_var.astype(acc, copy=False), a.eps, acc)
     w = xp.ones_like(invstd) if a.fix_gamma else gamma.astype(acc, copy=False)
-    compiled = _compiled_bn(xp, ax, acc, data, ograd) if _bn_uses_batch_stats(a, is_train) else None
-    if compiled is not None:
-        # the same formula as below, the sums in float64 and the elementwise pass in one loop
+    batch = _bn_uses_batch_stats(a, is_train)
+    compiled = _compiled_bn(xp, ax, acc, data, ograd) if batch else None
+    if compiled is not None:         # the same formula, its sums in float64, dx in one pass
         g3, x3 = norm_jit.as_ncs(ograd), norm_jit.as_ncs(data)
         sums = np.empty((2, data.shape[1]), np.float64)
         compiled.grad_sums(g3, x3, mean, sums[0], sums[1])
         sum_g, dotp = sums.astype(acc)
-        dx = np.empty_like(data)
-        compiled.grad_apply(g3, x3, mean, sum_g / n, dotp * invstd * invstd / n, invstd * w, norm_jit.as_ncs(dx))
-        dgamma = xp.zeros_like(dotp) if a.fix_gamma else dotp * invstd
-        return dx, dgamma.astype(gamma.dtype, copy=False), sum_g.astype(gamma.dtype, copy=False)
-    g = ograd.astype(acc, copy=False)
-    # two full-size buffers, every step written into one of them (the arithmetic, and so the
-    # result, of the textbook expression in the comments; its temporaries cost more than it)
-    xc = xp.subtract(data.astype(acc, copy=False), mean.reshape(bs))
-    sum_g = g.sum(axis=red)
-    tmp = xp.multiply(xc, g)
-    dotp = tmp.sum(axis=red)                                     # (xc * g).sum(axis=red)
-    if _bn_uses_batch_stats(a, is_train):
+    else:
+        g = ograd.astype(acc, copy=False)
+        # two full-size buffers, every step written into one of them (the arithmetic, and so the
+        # result, of the textbook expression in the comments; its temporaries cost more than it)
+        xc = xp.subtract(data.astype(acc, copy=False), mean.reshape(bs))
+        sum_g = g.sum(axis=red)
+        tmp = xp.multiply(xc, g)
+        dotp = tmp.sum(axis=red)                                     # (xc * g).sum(axis=red)
+    if batch:
         # dx = (g - sum_g / n - xc * k) * (invstd * w)
-        k = (dotp * invstd * invstd / n).reshape(bs)
-        xp.multiply(xc, k, out=xc)
-        xp.subtract(g, (sum_g / n).reshape(bs), out=tmp)
-        xp.subtract(tmp, xc, out=tmp)
-        dx = xp.multiply(tmp, (invstd * w).reshape(bs), out=tmp)
+        gmean, k, scale = sum_g / n, dotp * invstd * invstd / n, invstd * w
+        if compiled is not None:
+            dx = np.empty_like(data)
+            compiled.grad_apply(g3, x3, mean, gmean, k, scale, norm_jit.as_ncs(dx))
+        else:
+            xp.multiply(xc, k.reshape(bs), out=xc)
+            xp.subtract(g, gmean.reshape(bs), out=tmp)
+            xp.subtract(tmp, xc, out=tmp)
+            dx = xp.multiply(tmp, scale.reshape(bs), out=tmp)
     else:
         dx = xp.multiply(g, (invstd * w).reshape(bs), out=tmp)
     dgamma = xp.zeros_like(dotp) if a.fix_gamma else dotp * invstd
