@@ -234,8 +234,7 @@ def pool_forward(xp, a: Attrs, x, geo: PoolGeometry, workspace=None):
     the padding adding nothing), then avg divides and Lp takes the root. The partly reduced
     arrays between the dims come from `workspace` (scratch.take)."""
     is_max = a.pool_type == "max"
-    if is_max and _tiles_input(geo) and geo.kernel == (2, 2) and xp is np and x.dtype in (np.float32, np.float64) \
-            and (compiled := pool_jit.kernels()) is not None:
+    if is_max and _tiles_input(geo) and geo.kernel == (2, 2) and (compiled := _compiled(xp, geo, x)) is not None:
         y = np.empty(x.shape[:2] + tuple(geo.out_sp), x.dtype)
         compiled.tiled_max_2x2(x, y)         # one pass, np.maximum's order (LeNet's pool: 3.5x)
         return y
@@ -310,6 +309,15 @@ class _Phases:
             out[self._lattice(key)] = self.parts[key]
 
 
+def _compiled(xp, geo: PoolGeometry, x, *others):
+    """pool_jit's kernels where they apply (numpy, 2-D, float32/float64 x and `others` of its
+    dtype), else None."""
+    if xp is not np or len(geo.kernel) != 2 or x.dtype not in (np.float32, np.float64) \
+            or any(o.dtype != x.dtype for o in others):
+        return None
+    return pool_jit.kernels()
+
+
 def _tiles_input(geo: PoolGeometry) -> bool:
     """Whether the windows tile the input exactly: stride = kernel, no padding, no remainder."""
     return (geo.stride == geo.kernel and not any(geo.pad_lo) and not any(geo.pad_hi)
@@ -342,10 +350,7 @@ def pool_backward(xp, a: Attrs, g, x, y, geo: PoolGeometry):
     per kernel offset, one scatter-add of the outputs' gradient into the offset's slice of
     the input (for max pooling only where the offset holds the window's first maximum),
     with the input split by stride phase so that every slice is contiguous."""
-    compiled = None
-    if a.pool_type == "max" and xp is np and len(geo.kernel) == 2 and x.dtype in (np.float32, np.float64) \
-            and g.dtype == x.dtype:
-        compiled = pool_jit.kernels()
+    compiled = _compiled(xp, geo, x, g) if a.pool_type == "max" else None
     if a.pool_type == "max" and _tiles_input(geo):
         if compiled is not None and geo.kernel == (2, 2):
             dx = np.empty(x.shape, g.dtype)
