@@ -28,6 +28,7 @@ import numpy as np
 from ..attrs import REQUIRED, Attr
 from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import merge_shape, register
+from . import optim_jit
 
 _F32 = np.dtype(np.float32)
 
@@ -272,6 +273,14 @@ def sgd_update(xp, a, w, g, out=None):
             mutate=(2,), aliases=("_sparse_sgd_mom_update",), direct=True)
 def sgd_mom_update(xp, a, w, g, mom, out=None):  # noqa: PLR0917 - one positional per input
     """Momentum SGD: mom = momentum * mom - lr * (grad + wd * weight); weight += mom."""
+    compiled = optim_jit.kernels() if xp is np and a.clip_gradient < 0 else None
+    if compiled is not None:
+        dst = _dest(xp, w, out)
+        if optim_jit.applies(w, g, mom, dst):    # numpy's passes below, compiled as one
+            dt = w.dtype.type
+            optim_jit.sgd_mom(compiled, w, g, mom, dst, dt(a.momentum), dt(a.lr * a.wd),
+                              dt(a.lr) * dt(a.rescale_grad), bool(a.wd))
+            return dst
     s = xp.empty_like(w)
     mom *= a.momentum
     if a.wd:

@@ -18,6 +18,7 @@ import numpy as np
 from ..attrs import Attr
 from ..errors import AttrError, DTypeError, ShapeError
 from ..registry import merge_shape, register
+from . import optim_jit
 from .optim import _clip, _momentum, _rescale
 
 
@@ -98,6 +99,7 @@ def _multi_forward(op: str, momentum: bool) -> Callable:
     def forward(xp, a, *arrays, out=None):
         n = _check_counts(op, a, len(arrays), stride)
         lrs, wds, f32 = a.lrs, a.wds, np.float32
+        compiled = optim_jit.kernels() if momentum and xp is np and a.clip_gradient < 0 else None
         results = []
         for i in range(n):
             w, g = arrays[stride * i], arrays[stride * i + 1]
@@ -106,6 +108,11 @@ def _multi_forward(op: str, momentum: bool) -> Callable:
                 raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {w.shape}")
             dt = w.dtype.type
             lr, wd = dt(f32(lrs[i])), dt(f32(wds[i]))
+            dst = xp.empty_like(w) if out is None else out[i]
+            if compiled is not None and optim_jit.applies(w, g, mom, dst):
+                optim_jit.sgd_mom(compiled, w, g, mom, dst, dt(a.momentum), lr * wd, lr * dt(a.rescale_grad), bool(wd))
+                results.append(dst)
+                continue
             step = _scaled_grad(xp, a, lr, g, xp.empty_like(w))
             if momentum:
                 mom *= dt(a.momentum)
@@ -115,7 +122,7 @@ def _multi_forward(op: str, momentum: bool) -> Callable:
                 mom = xp.multiply(w, lr * wd, out=xp.empty_like(w))
                 xp.negative(mom, out=mom)
             mom -= step
-            results.append(xp.add(w, mom, out=xp.empty_like(w) if out is None else out[i]))
+            results.append(xp.add(w, mom, out=dst))
         return tuple(results)
     return forward
 
