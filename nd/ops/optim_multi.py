@@ -93,33 +93,51 @@ def _scaled_grad(xp, a, lr, g, s):
     return xp.multiply(g, lr * dt(a.rescale_grad), out=s)
 
 
+def _scalars(a, dtypes: tuple) -> list:
+    """Per weight, in its dtype: (lr, wd, lr*wd, lr*rescale_grad, momentum) as MXNet's kernel
+    computes them (float32 attributes). Memoised on the parsed attributes, which the eager
+    cache and compiled plans reuse call after call."""
+    try:
+        memo = a._sgd_scalars
+    except AttributeError:
+        memo = a._sgd_scalars = {}
+    got = memo.get(dtypes)
+    if got is None:
+        f32, got = np.float32, []
+        for i, dtype in enumerate(dtypes):
+            dt = dtype.type
+            lr, wd = dt(f32(a.lrs[i])), dt(f32(a.wds[i]))
+            got.append((lr, wd, lr * wd, lr * dt(a.rescale_grad), dt(a.get("momentum", 0.0))))
+        memo[dtypes] = got
+    return got
+
+
 def _multi_forward(op: str, momentum: bool) -> Callable:
     stride = 3 if momentum else 2
 
     def forward(xp, a, *arrays, out=None):
         n = _check_counts(op, a, len(arrays), stride)
-        lrs, wds, f32 = a.lrs, a.wds, np.float32
         compiled = optim_jit.kernels() if momentum and xp is np and a.clip_gradient < 0 else None
+        scalars = _scalars(a, tuple(arrays[stride * i].dtype for i in range(n)))
         results = []
         for i in range(n):
             w, g = arrays[stride * i], arrays[stride * i + 1]
             mom = arrays[stride * i + 2] if momentum else None
             if g.shape != w.shape or (momentum and mom.shape != w.shape):
                 raise ShapeError(f"operator {op}: the inputs of weight {i} must have its shape {w.shape}")
-            dt = w.dtype.type
-            lr, wd = dt(f32(lrs[i])), dt(f32(wds[i]))
+            lr, wd, lr_wd, lr_rescale, mu = scalars[i]
             dst = xp.empty_like(w) if out is None else out[i]
             if compiled is not None and optim_jit.applies(w, g, mom, dst):
-                optim_jit.sgd_mom(compiled, w, g, mom, dst, dt(a.momentum), lr * wd, lr * dt(a.rescale_grad), bool(wd))
+                optim_jit.sgd_mom(compiled, w, g, mom, dst, mu, lr_wd, lr_rescale, bool(wd))
                 results.append(dst)
                 continue
             step = _scaled_grad(xp, a, lr, g, xp.empty_like(w))
             if momentum:
-                mom *= dt(a.momentum)
+                mom *= mu
                 if wd:
-                    mom -= xp.multiply(w, lr * wd, out=xp.empty_like(w))
+                    mom -= xp.multiply(w, lr_wd, out=xp.empty_like(w))
             else:             # the kernel's momentum is 0: mom = -lr*wd*w - step
-                mom = xp.multiply(w, lr * wd, out=xp.empty_like(w))
+                mom = xp.multiply(w, lr_wd, out=xp.empty_like(w))
                 xp.negative(mom, out=mom)
             mom -= step
             results.append(xp.add(w, mom, out=dst))
