@@ -376,6 +376,10 @@ def signum_update(xp, a, w, g, mom):
 def adam_update(xp, a, w, g, mean, var, out=None):  # noqa: PLR0917 - one positional per input
     """Adam: m = beta1 m + (1-beta1) g; v = beta2 v + (1-beta2) g^2;
     weight -= lr * m / (sqrt(v) + epsilon), with g = clip(rescale_grad * grad + wd * weight)."""
+    compiled = optim_jit.kernels() if out is w and xp is np and a.clip_gradient < 0 else None
+    if compiled is not None and optim_jit.applies(w, g, mean, var):    # the passes below, as one
+        optim_jit.adam(compiled, w, g, mean, var, a)
+        return w
     r = _grad_into(xp, a, g, xp.empty_like(w), w=w, wd=a.wd)
     t = xp.empty_like(w)
     mean *= a.beta1
