@@ -1,8 +1,8 @@
 """Neural-network layers and activations (MXNet 1.9.1 semantics).
 
-FullyConnected, Activation, LeakyReLU, smooth_l1, hard_sigmoid, Dropout and
-_contrib_div_sqrt_dim, plus the small helpers shared with nn_softmax.py (the
-softmax family and the loss-style output layers).
+FullyConnected, Activation, smooth_l1, hard_sigmoid, Dropout and _contrib_div_sqrt_dim,
+plus the small helpers shared with nn_softmax.py (the softmax family and the loss-style
+output layers) and nn_leaky.py (LeakyReLU).
 
 Gradient rules only call registry operators through `F`. Where MXNet's
 backward is heavy (FullyConnected), a hidden `_backward_*` operator carries
@@ -14,11 +14,7 @@ FullyConnected, its backward ops and Activation write into `out=` buffers
 (Activation in place) for the compiled plans. Deliberate differences from
 MXNet 1.9.1:
 
-* LeakyReLU(selu) backward is the true derivative `y + lambda*alpha` for x<0;
-  MXNet computes `lambda*(y + alpha)` (formats.md section 3).
 * Dropout with p=1 outputs zeros (MXNet gives NaN from 0 * 1/0).
-* rrelu's mask output at inference holds the fixed slope (MXNet leaves it
-  uninitialised), so a backward at inference is still the right derivative.
 """
 from __future__ import annotations
 
@@ -28,8 +24,7 @@ import numpy as np
 from .. import rng
 from ..attrs import Attr
 from ..errors import AttrError, DTypeError, ShapeError
-from ..registry import merge_shape, register, same_shape, same_type
-from . import special
+from ..registry import merge_shape, register, same_shape
 
 # ---------------------------------------------------------------------------
 # small shared helpers
@@ -180,9 +175,15 @@ def FullyConnected(xp, a, data, weight, bias=None, out=None):  # noqa: PLR0917 -
     if weight.shape != (hid, x2.shape[1]) or hid < 1 or (bias is not None and bias.size != hid):
         _fc_shape_error(a, data, weight, bias)
     if out is None:
+        if _transposed_product_pays(xp, x2, weight, bias):
+            y2 = _transposed_product(xp, x2, weight, bias, xp.empty((x2.shape[0], hid), dtype=x2.dtype))
+            return (y2 if data.ndim == 2 else y2.reshape(_fc_out_shape(a, data.shape)),)
         y2 = _matmul(xp, x2, weight.T, None)
     else:
         dst = out[0] if out[0].ndim == 2 else _into_matrix(out[0], x2.shape[0], hid)
+        if dst is not None and _transposed_product_pays(xp, x2, weight, bias) and dst.dtype == x2.dtype:
+            _transposed_product(xp, x2, weight, bias, dst)
+            return out
         y2 = _matmul(xp, x2, weight.T, dst)
     if bias is not None:
         y2 += bias if bias.ndim == 1 else bias.reshape(-1)
@@ -192,6 +193,36 @@ def FullyConnected(xp, a, data, weight, bias=None, out=None):  # noqa: PLR0917 -
 
 
 FullyConnected.batch_from_output = True
+
+
+def _transposed_product_pays(xp, x2, weight, bias) -> bool:
+    """Whether `_transposed_product` is the faster way to x2 @ weight.T: numpy, one float32 or
+    float64 dtype, 4 to 64 rows, at least 256 outputs (500 at 4 rows) and 128 inputs. There OpenBLAS
+    runs weight @ x2.T 1.2-2.5x faster than x2 @ weight.T (its packing of the transposed
+    weight costs more than the product: 8 rows x 784 inputs x 256 outputs, 1 or 2 threads);
+    with more rows the usual product wins, and with few outputs the transposing copy costs
+    more than it saves (benchmarks/fc_layouts.py measures the grid)."""
+    rows, hid = x2.shape[0], weight.shape[0]
+    dt = x2.dtype
+    return (xp is np and FC_TRANSPOSED_MIN_ROWS <= rows <= FC_TRANSPOSED_MAX_ROWS and hid >= FC_TRANSPOSED_MIN_HIDDEN
+            and rows * hid >= 2000 and x2.shape[1] >= 128 and dt in _BLAS_FLOATS and weight.dtype == dt
+            and (bias is None or bias.dtype == dt))
+
+
+#: the row range and the fewest outputs for which FullyConnected computes (weight @ data.T).T
+FC_TRANSPOSED_MIN_ROWS, FC_TRANSPOSED_MAX_ROWS, FC_TRANSPOSED_MIN_HIDDEN = 4, 64, 256
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _transposed_product(xp, x2, weight, bias, dst):
+    """x2 @ weight.T (+ bias) into the (rows, hidden) matrix `dst`, computed as the (hidden,
+    rows) product weight @ x2.T; the transposing copy back and the bias add are one pass."""
+    prod_t = xp.dot(weight, x2.T)
+    if bias is None:
+        xp.copyto(dst, prod_t.T)
+    else:
+        xp.add(prod_t.T, bias if bias.ndim == 1 else bias.reshape(-1), out=dst)
+    return dst
 
 
 def _is_graph_input(x) -> bool:
@@ -443,155 +474,6 @@ def Activation(xp, a, data, out=None):
 @Activation.def_gradient
 def _act_gradient(F, a, inputs, outputs, ograds):
     return [_ACT_GRADIENTS[a.act_type](F, ograds[0], inputs[0], outputs[0])]
-
-
-# ---------------------------------------------------------------------------
-# LeakyReLU
-
-_SELU_LAMBDA = 1.0507009873554804934193349852946
-_SELU_ALPHA = 1.6732632423543772848170429916717
-
-
-def _leaky_inputs(a) -> tuple:
-    return ("data", "gamma") if a.act_type == "prelu" else ("data",)
-
-
-def _leaky_outputs(a) -> tuple:
-    return ("output", "mask") if a.act_type == "rrelu" else ("output",)
-
-
-def _channel_axis(ndim: int) -> int:
-    """The axis PReLU's gamma runs along: 1, or 0 for 1-D data."""
-    return 1 if ndim >= 2 else 0
-
-
-def _gamma_view(shape: tuple, gshape: tuple) -> tuple:
-    """The shape gamma takes to broadcast against data of `shape`: a 1-D gamma runs along the
-    channel axis; a higher-rank one lines up with the leading axes (MXNet 1.9.1: (N, C) gamma
-    for (N, C, H, W) data)."""
-    if 1 < len(gshape) <= len(shape):
-        return tuple(gshape) + (1,) * (len(shape) - len(gshape))
-    gamma_size = int(np.prod(gshape))
-    if gamma_size == 1:
-        return (1,) * len(shape)
-    view = [1] * len(shape)
-    view[_channel_axis(len(shape))] = gamma_size
-    return tuple(view)
-
-
-def _leaky_shape(a, dshape, gshape=None):
-    if dshape is None or len(dshape) == 0:
-        return None
-    ins = [tuple(dshape)]
-    if a.act_type == "prelu":
-        chans = dshape[_channel_axis(len(dshape))]
-        if gshape is None or gshape == (0,):
-            gshape = (chans,)
-        elif not ((len(gshape) == 1 and gshape[0] in (1, chans))
-                  or (1 < len(gshape) <= len(dshape) and all(g in (1, d) for g, d in zip(gshape, dshape)))):
-            raise ShapeError(f"operator LeakyReLU(prelu): input 'gamma' has shape {tuple(gshape)}, "
-                             f"expected ({chans},), (1,) or a shape that broadcasts to the leading axes "
-                             f"of the data's {tuple(dshape)}")
-        ins.append(tuple(gshape))
-    return ins, [tuple(dshape)] * len(_leaky_outputs(a))
-
-
-def _leaky_type(a, *dtypes):
-    res = same_type(a, *dtypes)
-    if res is None:
-        return None
-    ins, outs = res
-    return ins, outs * len(_leaky_outputs(a))
-
-
-def _rrelu_mask(xp, a, data, is_train: bool):
-    if is_train:
-        r = rng.generator(xp).random(data.shape)
-        return (a.lower_bound + (a.upper_bound - a.lower_bound) * r).astype(data.dtype)
-    return xp.full(data.shape, (a.lower_bound + a.upper_bound) / 2, dtype=data.dtype)
-
-
-@register("LeakyReLU", inputs=_leaky_inputs, outputs=_leaky_outputs, learnable=("gamma",),
-          infer_shape=_leaky_shape, infer_type=_leaky_type, train_aware=True,
-          is_random=lambda a: a.act_type == "rrelu", var_init={1: '["Constant", {"value": 0.25}]'},
-          attrs={"act_type": Attr("str", "leaky", "Activation function to be applied.",
-                                  choices=("elu", "gelu", "leaky", "prelu", "rrelu", "selu")),
-                 "slope": Attr("float", 0.25, "Init slope for the activation. (For leaky and elu only)"),
-                 "lower_bound": Attr("float", 0.125, "Lower bound of random slope. (For rrelu only)"),
-                 "upper_bound": Attr("float", 0.334, "Upper bound of random slope. (For rrelu only)")})
-def LeakyReLU(xp, a, data, gamma=None, *, is_train=False):
-    """Leaky/parametric/randomized ReLU, ELU, SELU and GELU (erf form)."""
-    if data.dtype.kind != "f":
-        raise DTypeError(f"operator LeakyReLU: only floating point data is supported, got {data.dtype}")
-    t, pos = a.act_type, data > 0
-    if t == "leaky":
-        return (xp.where(pos, data, data * a.slope).astype(data.dtype, copy=False),)
-    if t == "prelu":
-        _leaky_shape(a, data.shape, gamma.shape)
-        slope = gamma.reshape(_gamma_view(data.shape, gamma.shape))
-        return (xp.where(pos, data, data * slope).astype(data.dtype, copy=False),)
-    if t == "rrelu":
-        mask = _rrelu_mask(xp, a, data, is_train)
-        return (xp.where(pos, data, data * mask), mask)
-    if t == "elu":
-        return (xp.where(pos, data, a.slope * xp.expm1(data)).astype(data.dtype, copy=False),)
-    if t == "selu":
-        return ((_SELU_LAMBDA * xp.where(pos, data, _SELU_ALPHA * xp.expm1(data))).astype(data.dtype),)
-    cdf = 0.5 * (1 + special.erf(xp, data / math.sqrt(2)))
-    return ((data * cdf).astype(data.dtype),)
-
-
-def _gelu_derivative(F, x):
-    """Phi(x) + x * phi(x) for gelu(x) = x * Phi(x)."""
-    cdf = F._plus_scalar(F._mul_scalar(F.erf(F._mul_scalar(x, scalar=1 / math.sqrt(2))), scalar=0.5),
-                         scalar=0.5)
-    pdf = F._mul_scalar(F.exp(F._mul_scalar(F.square(x), scalar=-0.5)), scalar=1 / math.sqrt(2 * math.pi))
-    return F.elemwise_add(cdf, F.elemwise_mul(x, pdf))
-
-
-@LeakyReLU.def_gradient
-def _leaky_gradient(F, a, inputs, outputs, ograds):
-    x, y, g = inputs[0], outputs[0], ograds[0]
-    t = a.act_type
-    if t == "gelu":
-        return [F.elemwise_mul(g, _gelu_derivative(F, x))]
-    m = _positive(F, x)
-    if t == "leaky":
-        factor = F._plus_scalar(F._mul_scalar(m, scalar=1.0 - a.slope), scalar=a.slope)
-    elif t == "elu":  # slope * exp(x) == y + slope where x <= 0
-        factor = _select(F, m, F.ones_like(x), F._plus_scalar(y, scalar=a.slope))
-    elif t == "selu":  # lambda * alpha * exp(x) == y + lambda * alpha where x <= 0
-        factor = _select(F, m, F._mul_scalar(F.ones_like(x), scalar=_SELU_LAMBDA),
-                         F._plus_scalar(y, scalar=_SELU_LAMBDA * _SELU_ALPHA))
-    elif t == "rrelu":
-        factor = _select(F, m, F.ones_like(x), outputs[1])
-    else:  # prelu
-        gamma = inputs[1]
-        neg = F.elemwise_mul(g, F.elemwise_mul(x, F._rminus_scalar(m, scalar=1.0)))
-        return [F.elemwise_mul(g, _select(F, m, F.ones_like(x), F._prelu_expand(gamma, x))),
-                F._prelu_reduce(neg, gamma)]
-    return [F.elemwise_mul(g, factor)]
-
-
-@register("_prelu_expand", inputs=("gamma", "like"), infer_type=lambda a, g, like: ([g, like], [g]),
-          infer_shape=lambda a, g, like: None if like is None else ([g, like], [like]),
-          doc="PReLU's gamma broadcast along the channel axis of `like` (hybridgraph helper).")
-def _prelu_expand(xp, a, gamma, like):
-    view = gamma.reshape(_gamma_view(like.shape, gamma.shape))
-    return (xp.broadcast_to(view, like.shape).copy(),)
-
-
-@register("_prelu_reduce", inputs=("data", "gamma"), infer_type=lambda a, d, g: ([d, g], [d]),
-          infer_shape=lambda a, d, g: None if g is None else ([d, g], [g]),
-          doc="Sum `data` over every axis but PReLU's channel axis, to gamma's shape (hybridgraph helper).")
-def _prelu_reduce(xp, a, data, gamma):
-    view = _gamma_view(data.shape, gamma.shape)
-    axes = tuple(i for i, (v, d) in enumerate(zip(view, data.shape)) if v == 1 and d != 1)
-    return (data.sum(axis=axes, keepdims=True).reshape(gamma.shape),)
-
-
-_prelu_expand.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_reduce(ograds[0], inputs[0]), None])
-_prelu_reduce.def_gradient(lambda F, a, inputs, outputs, ograds: [F._prelu_expand(ograds[0], inputs[0]), None])
 
 
 # ---------------------------------------------------------------------------
