@@ -46,3 +46,39 @@ def test_process_workers_return_the_same_batches():
     for a, b in zip(single, multi):
         np.testing.assert_array_equal(a, b)
     loader.close()
+
+
+def _nap(seconds: float) -> float:
+    import time
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.skipif(os.name == "nt", reason="fork-based worker pools")
+def test_stopping_a_pool_lets_busy_workers_exit_instead_of_killing_them():
+    """Pool.terminate() SIGTERMs busy workers; one killed while it holds the result queue's
+    lock hangs terminate() for good (seen 1 in 6-30 deletions on a loaded machine). The loader
+    closes its pool first, so the workers finish their queued tasks and exit on their own."""
+    import multiprocessing
+
+    from hybridgraph.gluon.data import dataloader
+    pool = multiprocessing.get_context("fork").Pool(2)
+    pending = [pool.apply_async(_nap, (0.05,)) for _ in range(6)]
+    workers = list(pool._pool)
+    dataloader._stop_pool(pool, timeout=30)
+    assert [w.exitcode for w in workers] == [0, 0]
+    assert all(p.ready() for p in pending)     # no task was cut off (terminate() alone drops them all)
+
+
+@pytest.mark.skipif(os.name == "nt", reason="fork-based worker pools")
+def test_a_worker_stuck_past_the_timeout_is_terminated():
+    import multiprocessing
+    import time
+
+    from hybridgraph.gluon.data import dataloader
+    pool = multiprocessing.get_context("fork").Pool(1)
+    pool.apply_async(_nap, (60,))
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    dataloader._stop_pool(pool, timeout=0.5)
+    assert time.monotonic() - t0 < 20
