@@ -8,7 +8,9 @@ write it pickled to a file in the loader's spool folder (on /dev/shm where it
 exists); only the file name goes back through the pool's pipe. MXNet sends
 shared-memory handles the same way: a pipe filled by large pickled batches would
 leave a worker blocked holding the result queue's lock, and `Pool.terminate()`
-(run when the loader is deleted) would then wait for that lock forever. Every wait
+would then wait for that lock forever. A worker SIGTERMed while it sends a name
+holds the lock the same way, so a deleted loader closes its pool and lets the
+workers finish their queued tasks before terminating it (`_stop_pool`). Every wait
 for a worker is bounded by `timeout`.
 """
 from __future__ import annotations
