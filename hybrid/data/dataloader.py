@@ -90,12 +90,9 @@ def _stop_pool(pool, timeout: float = POOL_STOP_TIMEOUT_S) -> None:
     few prefetched tasks and exit on its sentinel; terminate() then has no live worker to
     kill. A worker still running after `timeout` seconds (a very slow dataset) is terminated."""
     pool.close()
-    workers = list(getattr(pool, "_pool", None) or ())
     deadline = time.monotonic() + timeout
-    for worker in workers:
-        join = getattr(worker, "join", None)
-        if join is not None:
-            join(max(0.0, deadline - time.monotonic()))
+    for worker in list(pool._pool):    # processes (Pool) or threads (ThreadPool)
+        worker.join(max(0.0, deadline - time.monotonic()))
     pool.terminate()
 
 

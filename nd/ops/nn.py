@@ -174,25 +174,30 @@ def FullyConnected(xp, a, data, weight, bias=None, out=None):  # noqa: PLR0917 -
     hid = a.num_hidden
     if weight.shape != (hid, x2.shape[1]) or hid < 1 or (bias is not None and bias.size != hid):
         _fc_shape_error(a, data, weight, bias)
+    transposed = _transposed_product_pays(xp, x2, weight, bias)
     if out is None:
-        if _transposed_product_pays(xp, x2, weight, bias):
-            y2 = _transposed_product(xp, x2, weight, bias, xp.empty((x2.shape[0], hid), dtype=x2.dtype))
-            return (y2 if data.ndim == 2 else y2.reshape(_fc_out_shape(a, data.shape)),)
-        y2 = _matmul(xp, x2, weight.T, None)
+        dst = xp.empty((x2.shape[0], hid), dtype=x2.dtype) if transposed else None
     else:
         dst = out[0] if out[0].ndim == 2 else _into_matrix(out[0], x2.shape[0], hid)
-        if dst is not None and _transposed_product_pays(xp, x2, weight, bias) and dst.dtype == x2.dtype:
-            _transposed_product(xp, x2, weight, bias, dst)
-            return out
+        transposed = transposed and dst is not None and dst.dtype == x2.dtype
+    if transposed:   # the bias is added by the transposing copy
+        y2 = _transposed_product(xp, x2, weight, bias, dst)
+    else:
         y2 = _matmul(xp, x2, weight.T, dst)
-    if bias is not None:
-        y2 += bias if bias.ndim == 1 else bias.reshape(-1)
+        if bias is not None:
+            y2 += bias if bias.ndim == 1 else bias.reshape(-1)
     if out is None:
         return (y2 if data.ndim == 2 else y2.reshape(_fc_out_shape(a, data.shape)),)
     return out if y2 is dst else _written(out, y2)
 
 
 FullyConnected.batch_from_output = True
+
+
+#: the row range, the fewest outputs and the fewest rows x outputs for which FullyConnected
+#: computes (weight @ data.T).T (see _transposed_product_pays)
+FC_TRANSPOSED_MIN_ROWS, FC_TRANSPOSED_MAX_ROWS, FC_TRANSPOSED_MIN_HIDDEN, FC_TRANSPOSED_MIN_OUTPUTS = 4, 64, 256, 2000
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _transposed_product_pays(xp, x2, weight, bias) -> bool:
@@ -205,13 +210,8 @@ def _transposed_product_pays(xp, x2, weight, bias) -> bool:
     rows, hid = x2.shape[0], weight.shape[0]
     dt = x2.dtype
     return (xp is np and FC_TRANSPOSED_MIN_ROWS <= rows <= FC_TRANSPOSED_MAX_ROWS and hid >= FC_TRANSPOSED_MIN_HIDDEN
-            and rows * hid >= 2000 and x2.shape[1] >= 128 and dt in _BLAS_FLOATS and weight.dtype == dt
-            and (bias is None or bias.dtype == dt))
-
-
-#: the row range and the fewest outputs for which FullyConnected computes (weight @ data.T).T
-FC_TRANSPOSED_MIN_ROWS, FC_TRANSPOSED_MAX_ROWS, FC_TRANSPOSED_MIN_HIDDEN = 4, 64, 256
-_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+            and rows * hid >= FC_TRANSPOSED_MIN_OUTPUTS and x2.shape[1] >= 128 and dt in _BLAS_FLOATS
+            and weight.dtype == dt and (bias is None or bias.dtype == dt))
 
 
 def _transposed_product(xp, x2, weight, bias, dst):

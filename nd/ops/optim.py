@@ -273,23 +273,19 @@ def sgd_update(xp, a, w, g, out=None):
             mutate=(2,), aliases=("_sparse_sgd_mom_update",), direct=True)
 def sgd_mom_update(xp, a, w, g, mom, out=None):  # noqa: PLR0917 - one positional per input
     """Momentum SGD: mom = momentum * mom - lr * (grad + wd * weight); weight += mom."""
+    dst = _dest(xp, w, out)
     compiled = optim_jit.kernels() if xp is np and a.clip_gradient < 0 else None
-    if compiled is not None:
-        dst = _dest(xp, w, out)
-        if optim_jit.applies(w, g, mom, dst):    # numpy's passes below, compiled as one
-            dt = w.dtype.type
-            optim_jit.sgd_mom(compiled, w, g, mom, dst, dt(a.momentum), dt(a.lr * a.wd),
-                              dt(a.lr) * dt(a.rescale_grad), bool(a.wd))
-            return dst
+    if compiled is not None and optim_jit.applies(w, g, mom, dst):    # the passes below, as one
+        dt = w.dtype.type
+        optim_jit.sgd_mom(compiled, w, g, mom, dst, dt(a.momentum), dt(a.lr * a.wd),
+                          dt(a.lr) * dt(a.rescale_grad), bool(a.wd))
+        return dst
     s = xp.empty_like(w)
     mom *= a.momentum
     if a.wd:
         mom -= xp.multiply(w, a.lr * a.wd, out=s)
     mom -= _lr_grad_into(xp, a, g, s)
-    if out is w:
-        w += mom
-        return w
-    return xp.add(w, mom, out=out)
+    return xp.add(w, mom, out=dst)
 
 
 @_optimizer("mp_sgd_update", ("weight", "grad", "weight32"), {**SGD_ATTRS, "lazy_update": _lazy()},

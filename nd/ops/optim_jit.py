@@ -4,8 +4,9 @@ numpy runs `mom = momentum*mom - lr*wd*w - lr*rescale_grad*grad; w += mom` as fo
 over the weight-sized arrays, one of them writing a scratch array: for the Gluon MLP's
 training step that was a fifth of the step (the arrays do not stay in the L2 cache between
 passes); Adam's update is eleven passes. Compiled, each is one pass with the same float
-operations in the same order, so the same bits (tests/nd/test_optim_jit.py compares them
-with numpy's paths, the reference).
+operations in the same order, so the same bits, a NaN's sign and payload aside (LLVM may
+commute an addition; tests/nd/test_optim_jit.py compares them with numpy's paths, the
+reference).
 
 Without numba, or with HYBRIDGRAPH_JIT=0, `kernels()` is None and optim.py / optim_multi.py
 keep their numpy paths. Gradient clipping keeps numpy's path too.

@@ -56,7 +56,7 @@ def test_it_runs_where_it_pays(monkeypatch):
     assert ran == []
 
 
-def test_a_non_contiguous_buffer_keeps_the_usual_path():
+def test_a_strided_buffer_gets_the_product():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((8, 300)).astype(np.float32)
     w = rng.standard_normal((256, 300)).astype(np.float32)
