@@ -19,3 +19,11 @@ def table(rows: list[tuple], header: tuple) -> str:
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*header), fmt.format(*("-" * w for w in widths))]
                      + [fmt.format(*map(str, r)) for r in rows])
+
+
+def blas_note() -> str:
+    """numpy's BLAS, its kernel set and threads (`hybridgraph doctor`'s line): a GEMM's time,
+    and so every ratio against MXNet's or PyTorch's own convolution kernels, moves with them
+    (OpenBLAS's AVX2 kernels ran GEMMs at half the speed of its AVX-512 ones on a Zen 5 VM)."""
+    from hybridgraph import doctor
+    return doctor.blas_line(doctor.gather())

@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from hybridgraph import nd  # noqa: E402
 from _mxnet import PEAK_KB_SOURCE, run_mxnet_script  # noqa: E402
-from _timing import table  # noqa: E402
+from _timing import blas_note, table  # noqa: E402
 from hybridgraph.gluon import loss  # noqa: E402
 from hybridgraph.gluon.model_zoo import vision  # noqa: E402
 from hybridgraph.gluon.trainer import Trainer  # noqa: E402
@@ -394,6 +394,7 @@ def main() -> None:
     print(f"Convnets at {SIZE}x{SIZE}, float32: medians over {rounds} interleaved rounds "
           f"(OPENBLAS_NUM_THREADS={threads}, {os.cpu_count()} CPUs). 'vs GEMM floor' of hybridgraph is "
           f"the median of per-round ratios; MXNet runs in its own process.")
+    print(blas_note())
     print(table(rows, ("model", "workload", "engine", "median", "vs GEMM floor", "vs MXNet hybridized")))
     print(mx_note)
     print("\nPeak memory of hybridized inference at batch 8 (fresh process each)")

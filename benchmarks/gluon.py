@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from hybridgraph import nd  # noqa: E402
 from _mxnet import run_mxnet_script  # noqa: E402
-from _timing import median_seconds, table  # noqa: E402
+from _timing import blas_note, median_seconds, table  # noqa: E402
 from hybridgraph.gluon import loss, nn  # noqa: E402
 from hybridgraph.gluon.trainer import Trainer  # noqa: E402
 from hybridgraph.nd import autograd  # noqa: E402
@@ -233,6 +233,7 @@ def main() -> None:
     rows = [(name, work, _ms(t[work]), f"{t[work] / base[work]:.2f}x")
             for work in WORKLOADS for name, t in results.items()]
     print(f"Gluon MLP {'-'.join(map(str, SIZES))}, SGD momentum; medians in one process run")
+    print(blas_note())
     print(table(rows, ("implementation", "workload", "median", "vs raw numpy")))
     print(mx_note)
     hyb = results["hybridgraph hybridized"]["train 64"]

@@ -117,6 +117,14 @@ def _spawn(python: str, tree: str | None, engine: str, workload: str, args) -> d
     return None
 
 
+def _blas_note(python: str, tree: str, threads: int) -> str:
+    """hybridgraph's BLAS line (`hybridgraph doctor`), read in the environment its runs had."""
+    env = dict(os.environ, PYTHONPATH=tree, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
+    proc = subprocess.run([python, "-c", "from hybridgraph import doctor; print(doctor.blas_line(doctor.gather()))"],
+                          env=env, cwd=tree, capture_output=True, text=True, check=False, timeout=120)
+    return proc.stdout.strip() or f"(BLAS unknown: {proc.stderr.strip().splitlines()[-1:]})"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", nargs=2, metavar=("ENGINE", "WORKLOAD"))
@@ -145,6 +153,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"ms per step, median over {args.rounds} rounds of fresh processes, "
           f"{args.threads} BLAS thread(s), load average {load:.1f} at the end")
+    print(_blas_note(args.python, trees[0][1], args.threads))
     print("| workload | engine | CPU ms/step | / torch | wall ms/step | / torch |\n|---|---|---|---|---|---|")
     for wl in args.workloads.split(","):
         base = res.get((wl, "torch"), [(float("nan"), float("nan"))])

@@ -190,8 +190,20 @@ def cmd_summary(args) -> int:
     return 0
 
 
+def cmd_doctor(args) -> int:
+    from hybridgraph import doctor
+    facts = doctor.gather()
+    print(doctor.report(facts))
+    if args.gemm:
+        print(f"\nfloat32 GEMM {args.size}x{args.size}, fresh process each:")
+        for label, cores, rate in doctor.gemm_rates(facts, args.size):
+            print(f"  {label:<28} kernels {cores:<12} {rate:8.1f} GFLOP/s")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hybridgraph", description="Inspect, convert and verify MXNet models.")
+    p = argparse.ArgumentParser(prog="hybridgraph", description="Inspect, convert and verify MXNet models; "
+                                "check what sets this machine's speed.")
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("inspect", help="inputs, outputs, op histogram and parameter sizes of a model file")
     s.add_argument("file", help="-symbol.json, .params or .onnx")
@@ -224,6 +236,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.add_argument("--input", action="append", type=_parse_input, metavar="NAME:SHAPE")
     s.set_defaults(fn=cmd_summary)
+    s = sub.add_parser("doctor", help="what sets this machine's speed (BLAS kernels and threads, the [jit] extra)")
+    s.add_argument("--gemm", action="store_true", help="also time a GEMM under each OpenBLAS kernel set")
+    s.add_argument("--size", type=int, default=2048, help="the GEMM's size (--gemm)")
+    s.set_defaults(fn=cmd_doctor)
     return p
 
 

@@ -78,19 +78,45 @@ def _loaded_openblas() -> list:
     """ctypes handles of the OpenBLAS libraries loaded in this process (numpy's; scipy's if it
     came first) with the entry points limit_worker_spin calls (pthreads builds); none for
     other BLAS libraries or without /proc/self/maps."""
+    return [lib for lib in _openblas_libraries()
+            if all(hasattr(lib, name) for name in ("openblas_read_env", "blas_thread_shutdown_",
+                                                   "openblas_thread_timeout"))]
+
+
+def _openblas_libraries() -> list:
+    """ctypes handles of every OpenBLAS library mapped into this process (Linux)."""
     import ctypes
     try:
         with open("/proc/self/maps") as maps:
             paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and ".so" in line}
     except OSError:
-        return None
+        return []
     libs = []
     for path in sorted(paths):
         try:
-            lib = ctypes.CDLL(path)
+            libs.append(ctypes.CDLL(path))
         except OSError:
             continue
-        if all(hasattr(lib, name) for name in ("openblas_read_env", "blas_thread_shutdown_",
-                                               "openblas_thread_timeout")):
-            libs.append(lib)
     return libs
+
+
+#: the entry point that names OpenBLAS's kernel set, under the prefixes and suffixes of its
+#: builds (plain; numpy's scipy-openblas wheels, 64-bit integer interface)
+_CORENAME_SYMBOLS = ("openblas_get_corename", "openblas_get_corename64_",
+                     "scipy_openblas_get_corename64_", "scipy_openblas_get_corename")
+
+
+def openblas_cores() -> list[str]:
+    """The kernel set ("core": Haswell, SkylakeX, Zen, ...) each loaded OpenBLAS runs, which
+    OpenBLAS picks from the CPU at load time unless OPENBLAS_CORETYPE forces one; empty for
+    other BLAS libraries. numpy must have been imported (it loads the library)."""
+    import ctypes
+    cores = []
+    for lib in _openblas_libraries():
+        for name in _CORENAME_SYMBOLS:
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                cores.append(fn().decode(errors="replace").strip())
+                break
+    return cores
