@@ -8,6 +8,7 @@ import pytest
 from hybridgraph import symbol as S  # noqa: N812
 from hybridgraph.nd.ops import winograd4 as w4
 from hybridgraph.symbol.plan.compiled import compile_graph
+from tests.nd.gemm_rounding import assert_equal_up_to_gemm_rounding
 
 RNG = np.random.default_rng(5)
 
@@ -121,7 +122,8 @@ def test_it_is_not_used_where_it_does_not_fit():
 
 def test_its_scratch_is_two_chunk_buffers(monkeypatch):
     """The tiles, V, M and Y stages take turns in two buffers: scratch memory is two chunks'
-    worth (plus the padded input), not four; the result does not depend on the chunking."""
+    worth (plus the padded input), not four; the result does not depend on the chunking (up to
+    the rounding of its 36 GEMMs in another shape: gemm_rounding.py)."""
     import tracemalloc
     rng = np.random.default_rng(3)
     x = rng.standard_normal((4, 32, 16, 16)).astype(np.float32)
@@ -142,4 +144,4 @@ def test_its_scratch_is_two_chunk_buffers(monkeypatch):
     chunk = 36 * 2 * 16 * 48 * 4
     xpad = 2 * 18 * 18 * 32 * 4
     assert peak < 2 * chunk + xpad + 64 * 1024
-    np.testing.assert_array_equal(out, whole)
+    assert_equal_up_to_gemm_rounding(out, whole)

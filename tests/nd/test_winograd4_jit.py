@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from hybridgraph.nd.ops import winograd4 as w4
 from hybridgraph.nd.ops import jit, winograd4_jit
+from tests.nd.gemm_rounding import assert_equal_up_to_gemm_rounding
 
 pytest.importorskip("numba", reason="the optional [jit] extra (numba) is not installed")
 
@@ -61,7 +62,8 @@ def test_chunks_do_not_change_the_result(monkeypatch):
     whole = _run(True, x, u, None, (1, 1))
     monkeypatch.setattr(w4, "JIT_CHUNK_BYTES", 1)          # one image per chunk
     monkeypatch.setattr(w4, "JIT_MIN_CHUNK_TILES", 1)
-    np.testing.assert_array_equal(_run(True, x, u, None, (1, 1)), whole)
+    # equal up to the rounding of its 36 GEMMs in another shape (gemm_rounding.py)
+    assert_equal_up_to_gemm_rounding(_run(True, x, u, None, (1, 1)), whole)
 
 
 def test_relu_keeps_nan_as_numpys_maximum(monkeypatch):
