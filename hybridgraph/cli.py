@@ -197,7 +197,8 @@ def cmd_doctor(args) -> int:
     if args.gemm:
         print(f"\nfloat32 GEMM {args.size}x{args.size}, fresh process each:")
         for label, cores, rate in doctor.gemm_rates(facts, args.size):
-            print(f"  {label:<28} kernels {cores:<12} {rate:8.1f} GFLOP/s")
+            shown = f"{rate:8.1f} GFLOP/s" if isinstance(rate, float) else rate
+            print(f"  {label:<28} kernels {cores:<12} {shown}")
     return 0
 
 

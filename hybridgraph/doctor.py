@@ -60,14 +60,6 @@ def _avx512() -> bool:
     return bool(_cpu_features().get("AVX512_SKX"))
 
 
-def _threads() -> tuple[int, str | None]:
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        value = os.environ.get(var, "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value), var
-    return os.cpu_count() or 1, None
-
-
 def _cpus() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -87,7 +79,7 @@ def gather() -> Facts:
     import numpy as np
 
     from hybridgraph.nd.ops import blas, jit
-    threads, source = _threads()
+    threads, source = blas.blas_threads_and_source()
     return Facts(numpy_version=np.__version__, blas=_numpy_blas(), cores=tuple(blas.openblas_cores()),
                  coretype_env=os.environ.get("OPENBLAS_CORETYPE") or None, avx512=_avx512(),
                  cpus=_cpus(), blas_threads=threads, threads_from=source, numba=_version("numba"),
@@ -157,16 +149,18 @@ print(",".join(blas.openblas_cores()) or "-", 2 * n ** 3 / best / 1e9)
 """
 
 
-def gemm_rates(f: Facts, size: int = 2048) -> list[tuple[str, str, float]]:
+def gemm_rates(f: Facts, size: int = 2048) -> list[tuple[str, str, float | str]]:
     """(setting, kernel set run, float32 GEMM GFLOP/s) of a size x size product, each setting
     in a fresh process: as set now, OpenBLAS's own choice, and on AVX-512 CPUs its SkylakeX
-    kernels. A setting whose process fails is left out."""
+    kernels. A setting whose process fails gives "-" and its last error line instead."""
+    if size < 1:
+        raise ValueError(f"hybridgraph doctor --gemm: the GEMM size must be a positive integer, got {size}")
     settings: list[tuple[str, str | None]] = [("as set", f.coretype_env)]
     if f.coretype_env:
         settings.append(("OPENBLAS_CORETYPE unset", None))
     if f.avx512 and (f.coretype_env or "").lower() != AVX512_CORE.lower():
         settings.append((f"OPENBLAS_CORETYPE={AVX512_CORE}", AVX512_CORE))
-    rows = []
+    rows: list[tuple[str, str, float | str]] = []
     for label, core in settings:
         env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
         if core:
@@ -176,4 +170,7 @@ def gemm_rates(f: Facts, size: int = 2048) -> list[tuple[str, str, float]]:
         fields = proc.stdout.split()
         if proc.returncode == 0 and len(fields) == 2:
             rows.append((label, fields[0], float(fields[1])))
+        else:
+            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            rows.append((label, "-", f"failed: {last}"))
     return rows

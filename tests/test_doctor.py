@@ -100,6 +100,17 @@ def test_gemm_rates_run_each_setting_in_a_fresh_process():
     assert all(rate > 0 for _, _, rate in rows)
 
 
+def test_a_failing_probe_process_is_reported_not_dropped(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/bin/false")
+    rows = doctor.gemm_rates(_with(coretype_env=None, avx512=False), size=64)
+    assert rows == [("as set", "-", "failed: exit status 1")]
+
+
+def test_a_gemm_size_below_one_is_refused(capsys):
+    assert cli.main(["doctor", "--gemm", "--size", "0"]) == 2
+    assert "the GEMM size must be a positive integer, got 0" in capsys.readouterr().err
+
+
 def test_doctor_command(capsys):
     assert cli.main(["doctor"]) == 0
     out = capsys.readouterr().out

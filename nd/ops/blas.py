@@ -14,14 +14,19 @@ import os
 import numpy as np
 
 
-def blas_threads() -> int:
-    """Threads numpy's BLAS may use (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, MKL_NUM_THREADS,
-    else the CPU count)."""
+def blas_threads_and_source() -> tuple[int, str | None]:
+    """Threads numpy's BLAS may use and the variable that says so (OPENBLAS_NUM_THREADS,
+    OMP_NUM_THREADS, MKL_NUM_THREADS; None: the CPU count)."""
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         value = os.environ.get(var, "").strip()
         if value.isdigit() and int(value) > 0:
-            return int(value)
-    return os.cpu_count() or 1
+            return int(value), var
+    return os.cpu_count() or 1, None
+
+
+def blas_threads() -> int:
+    """Threads numpy's BLAS may use (blas_threads_and_source's count)."""
+    return blas_threads_and_source()[0]
 
 
 #: whether numpy's BLAS runs several threads (then: few, large GEMMs)
